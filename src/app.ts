@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Config } from './config.ts';
+import { Endpoint, EndpointCreate } from './domain/endpoint.ts';
+import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
+import { KeyRing } from './http/auth.ts';
+import { registerOpenApi } from './http/openapi.ts';
+import { Problem, registerProblemHandlers } from './http/problem.ts';
+import { endpointRoutes } from './http/routes/endpoints.ts';
+import { healthRoutes } from './http/routes/health.ts';
+import { templateRoutes } from './http/routes/templates.ts';
+import { validatorCompiler } from './http/validation.ts';
+import type { Store } from './store/store.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    store: Store;
+  }
+}
+
+export interface AppOptions {
+  store: Store;
+  config: Pick<Config, 'KEY_CACHE_TTL_MS' | 'REQUEST_TIMEOUT_MS'>;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export const BODY_LIMIT = 1024 * 1024;
+const SHARED_SCHEMAS = [Template, TemplateCreate, TemplateUpdate, Endpoint, EndpointCreate, Problem];
+
+/** The HTTP application: what the server listens with, and what tests and benchmarks inject into. */
+export async function buildApp({ store, config, logger = false }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger,
+    bodyLimit: BODY_LIMIT,
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    connectionTimeout: config.REQUEST_TIMEOUT_MS,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    routerOptions: { maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler(SHARED_SCHEMAS));
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  app.decorate('store', store);
+  app.decorateRequest('caller', undefined as never);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  registerProblemHandlers(app, store.dialect);
+  await registerOpenApi(app);
+  await app.register(healthRoutes);
+
+  const keys = new KeyRing(store, config.KEY_CACHE_TTL_MS);
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', (request) => keys.authenticate(request));
+      await api.register(templateRoutes);
+      await api.register(endpointRoutes);
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}

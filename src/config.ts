@@ -1,0 +1,41 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+// The environment, read once at start-up and checked: a bad setting stops the start with a clear message.
+
+const integer = (fallback: number, minimum: number, maximum: number, description: string) =>
+  Type.Integer({ default: fallback, minimum, maximum, description });
+
+export const ConfigSchema = Type.Object({
+  HOST: Type.String({ default: '127.0.0.1', description: 'Address to listen on.' }),
+  PORT: integer(8080, 0, 65535, 'Port to listen on.'),
+  DATABASE_URL: Type.String({
+    default: 'sqlite:./data/podplate.db',
+    pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
+    description: '`sqlite:<path>` or `postgres://user@host:port/db`.',
+  }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info', description: 'Log level of the JSON logs.' },
+  ),
+  DB_POOL_SIZE: integer(10, 1, 1000, 'PostgreSQL: most connections one process holds.'),
+  DB_STATEMENT_TIMEOUT_MS: integer(5000, 100, 600_000, 'PostgreSQL: a statement running longer is cancelled.'),
+  DB_CONNECT_TIMEOUT_MS: integer(5000, 100, 600_000, 'PostgreSQL: waiting longer for a connection answers 503.'),
+  KEY_CACHE_TTL_MS: integer(2000, 0, 5000, 'How long a key lookup is cached: the longest a revoked key may still work.'),
+  REQUEST_TIMEOUT_MS: integer(30_000, 1000, 600_000, 'A request must arrive whole within this time.'),
+});
+export type Config = Static<typeof ConfigSchema>;
+
+export class ConfigError extends Error {}
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw = Object.fromEntries(
+    Object.keys(ConfigSchema.properties).flatMap((key) => (env[key] === undefined || env[key] === '' ? [] : [[key, env[key]]])),
+  );
+  const config = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
+  const errors = [...Value.Errors(ConfigSchema, config)];
+  if (errors.length > 0) {
+    throw new ConfigError(errors.map((e) => `${e.path.slice(1)}=${JSON.stringify(raw[e.path.slice(1)] ?? '')}: ${e.message}`).join('\n'));
+  }
+  return config as Config;
+}

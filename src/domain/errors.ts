@@ -1,0 +1,31 @@
+// The small set of domain failures; the HTTP layer maps each to one problem type, in one place.
+
+export interface FieldError {
+  /** JSON Pointer to the offending value in the request, e.g. "/ports/1". */
+  path: string;
+  message: string;
+}
+
+export class DomainError extends Error {
+  constructor(
+    readonly kind:
+      | 'invalid'
+      | 'unauthenticated'
+      | 'forbidden'
+      | 'not-found'
+      | 'conflict'
+      | 'precondition-failed'
+      | 'idempotency-mismatch'
+      | 'unavailable',
+    message: string,
+    readonly errors: FieldError[] = [],
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const invalid = (detail: string, errors: FieldError[]) => new DomainError('invalid', detail, errors);
+export const notFound = (what: string) => new DomainError('not-found', `No ${what} with that id is visible to this key.`);
+export const forbidden = (detail: string) => new DomainError('forbidden', detail);
+export const conflict = (detail: string, errors: FieldError[] = []) => new DomainError('conflict', detail, errors);

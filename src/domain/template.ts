@@ -1,0 +1,213 @@
+import { CloneType, type Static, Type } from '@sinclair/typebox';
+import { IMAGE_REFERENCE_MAX_LENGTH } from './image-reference.ts';
+import { nameSchema } from './name.ts';
+
+// The Template: its fields, their bounds and defaults. These schemas are the one statement of each rule:
+// the request validator, the response serializer, the TypeScript types and the OpenAPI document derive from them.
+
+export const CATEGORIES = ['NVIDIA', 'AMD', 'CPU'] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+const PORT = '^(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})/(?:http|tcp)$';
+export const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
+
+const commandLine = (what: string) =>
+  Type.Array(Type.String({ maxLength: 4096 }), {
+    maxItems: 64,
+    description: `Overrides the image ${what} when specified. An empty array means the image's own ${what} is used.`,
+  });
+
+/** Every field a client may write, with its bounds (no defaults: create adds them, update never applies them). */
+const writable = {
+  name: nameSchema('User-defined name, unique among the templates of its owner.'),
+  imageName: Type.String({
+    minLength: 1,
+    maxLength: IMAGE_REFERENCE_MAX_LENGTH,
+    format: 'image-reference',
+    description:
+      'Image reference of the container run on Pods or workers created from the template: ' +
+      '`[registry-host[:port]/]lowercase/path[:tag][@sha256:<64 hex digits>]`, tag at most 128 characters.',
+    examples: ['runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04'],
+  }),
+  category: Type.Unsafe<Category>({
+    type: 'string',
+    enum: [...CATEGORIES],
+    description: 'Compute category, used to filter templates in the UI.',
+  }),
+  containerDiskInGb: Type.Integer({
+    minimum: 1,
+    maximum: 16384,
+    description: 'Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts.',
+  }),
+  volumeInGb: Type.Integer({
+    minimum: 0,
+    maximum: 16384,
+    description: 'Gigabytes on the local network volume of a Pod or worker. Data on it persists across restarts.',
+  }),
+  volumeMountPath: Type.String({
+    maxLength: 255,
+    format: 'mount-path',
+    description: 'Absolute path where a volume is mounted when one is attached; not "/", no ".." segment.',
+  }),
+  containerRegistryAuthId: Type.String({
+    maxLength: 128,
+    description: 'Identifier of the container registry auth object needed to pull a private image; "" for none.',
+  }),
+  dockerEntrypoint: commandLine('ENTRYPOINT'),
+  dockerStartCmd: commandLine('start CMD'),
+  env: Type.Unsafe<Record<string, string>>({
+    type: 'object',
+    maxProperties: 256,
+    propertyNames: {
+      maxLength: 255,
+      pattern: ENV_NAME,
+      errorMessage: `environment variable names must match ${ENV_NAME} and be at most 255 characters`,
+    },
+    additionalProperties: { type: 'string', maxLength: 32768 },
+    description: 'Environment variables: a map from variable name to its value.',
+    examples: [{ HF_HOME: '/workspace/hf' }],
+  }),
+  ports: Type.Array(Type.String({ pattern: PORT, errorMessage: 'must be "<port 1-65535>/<http|tcp>", for example "8888/http"' }), {
+    maxItems: 64,
+    uniqueItems: true,
+    description: 'Ports exposed on a Pod or worker, each `<port number>/<protocol>` with protocol `http` or `tcp`.',
+    examples: [['8888/http', '22/tcp']],
+  }),
+  readme: Type.String({
+    maxLength: 102400,
+    description: 'Markdown describing the template; displayed in the UI when the template is selected.',
+  }),
+  isPublic: Type.Boolean({ description: '`true`: public, usable by any user. `false`: private, usable only by the creator.' }),
+  isServerless: Type.Boolean({
+    description: '`true`: instances created from the template are Serverless workers. `false`: they are Pods.',
+  }),
+};
+
+export const TEMPLATE_DEFAULTS = {
+  category: 'NVIDIA' as Category,
+  containerDiskInGb: 50,
+  volumeInGb: 20,
+  volumeMountPath: '/workspace',
+  containerRegistryAuthId: '',
+  dockerEntrypoint: [] as string[],
+  dockerStartCmd: [] as string[],
+  env: {} as Record<string, string>,
+  ports: [] as string[],
+  readme: '',
+  isPublic: false,
+  isServerless: false,
+};
+type Defaulted = keyof typeof TEMPLATE_DEFAULTS;
+
+const withDefault = <K extends Defaulted>(key: K) =>
+  Type.Optional(CloneType(writable[key] as (typeof writable)[K], { default: TEMPLATE_DEFAULTS[key] }));
+
+export const TemplateCreate = Type.Object(
+  {
+    name: writable.name,
+    imageName: writable.imageName,
+    category: withDefault('category'),
+    containerDiskInGb: withDefault('containerDiskInGb'),
+    volumeInGb: withDefault('volumeInGb'),
+    volumeMountPath: withDefault('volumeMountPath'),
+    containerRegistryAuthId: withDefault('containerRegistryAuthId'),
+    dockerEntrypoint: withDefault('dockerEntrypoint'),
+    dockerStartCmd: withDefault('dockerStartCmd'),
+    env: withDefault('env'),
+    ports: withDefault('ports'),
+    readme: withDefault('readme'),
+    isPublic: withDefault('isPublic'),
+    isServerless: withDefault('isServerless'),
+  },
+  { additionalProperties: false, $id: 'TemplateCreateInput', title: 'TemplateCreateInput' },
+);
+export type TemplateCreate = Static<typeof TemplateCreate>;
+
+/** Fields that can't be changed after creation. */
+export const IMMUTABLE_FIELDS = ['category', 'isServerless'] as const;
+
+export const TemplateUpdate = Type.Object(
+  {
+    name: Type.Optional(writable.name),
+    imageName: Type.Optional(writable.imageName),
+    containerDiskInGb: Type.Optional(writable.containerDiskInGb),
+    volumeInGb: Type.Optional(writable.volumeInGb),
+    volumeMountPath: Type.Optional(writable.volumeMountPath),
+    containerRegistryAuthId: Type.Optional(
+      Type.Unsafe<string | null>({
+        type: ['string', 'null'],
+        maxLength: 128,
+        description: 'Identifier of the container registry auth object; `null` or "" clears it.',
+      }),
+    ),
+    dockerEntrypoint: Type.Optional(writable.dockerEntrypoint),
+    dockerStartCmd: Type.Optional(writable.dockerStartCmd),
+    env: Type.Optional(writable.env),
+    ports: Type.Optional(writable.ports),
+    readme: Type.Optional(writable.readme),
+    isPublic: Type.Optional(writable.isPublic),
+  },
+  {
+    additionalProperties: false,
+    $id: 'TemplateUpdateInput',
+    title: 'TemplateUpdateInput',
+    description:
+      'A partial update: absent fields keep their value; env, ports and the arrays are replaced whole. ' +
+      '`category` and `isServerless` cannot be changed. A change triggers a rolling release for any bound endpoint.',
+  },
+);
+export type TemplateUpdate = Static<typeof TemplateUpdate>;
+
+const timestamp = (description: string) => Type.String({ format: 'date-time', description });
+
+export const Template = Type.Object(
+  {
+    id: Type.String({ description: 'Unique identifier of the template.', examples: ['30zmvf89kd4q'] }),
+    ...writable,
+    isPlatform: Type.Boolean({ description: '`true` when the template is an official template managed by the platform.' }),
+    earned: Type.Number({ description: 'Platform credits earned by the creator across all Pods or workers created from it.' }),
+    runtimeInMin: Type.Integer({ description: 'Minutes of runtime of all Pods or workers created from the template.' }),
+    revision: Type.Integer({ minimum: 1, description: 'Revision number: 1 at creation, one more on every change.' }),
+    createdAt: timestamp('When the template was created (ISO 8601).'),
+    updatedAt: timestamp('When the template last changed (ISO 8601).'),
+  },
+  { $id: 'Template', title: 'Template', additionalProperties: false },
+);
+export type Template = Static<typeof Template>;
+
+/** Fields the server owns: a request that sends one is refused. */
+export const READ_ONLY_FIELDS = ['id', 'isPlatform', 'earned', 'runtimeInMin', 'revision', 'createdAt', 'updatedAt'] as const;
+
+/** The content of a template: everything a user chose, without identity, accounting or history. */
+export const CONTENT_FIELDS = Object.keys(writable) as (keyof typeof writable)[];
+export type TemplateContent = Pick<Template, (typeof CONTENT_FIELDS)[number]>;
+
+/** The content of a new template: the input with every absent field at its default. */
+export function newTemplateContent(input: TemplateCreate): TemplateContent {
+  return { ...structuredClone(TEMPLATE_DEFAULTS), ...input };
+}
+
+/** The content after applying a partial update, and the fields whose value changed. */
+export function applyUpdate(current: TemplateContent, update: TemplateUpdate): { content: TemplateContent; changed: string[] } {
+  const content: TemplateContent = { ...current };
+  const changed: string[] = [];
+  for (const [key, raw] of Object.entries(update) as [keyof TemplateUpdate, unknown][]) {
+    if (raw === undefined) continue;
+    const value = key === 'containerRegistryAuthId' && raw === null ? '' : raw;
+    if (!sameValue(current[key], value)) {
+      (content as Record<string, unknown>)[key] = value;
+      changed.push(key);
+    }
+  }
+  return { content, changed };
+}
+
+/** Equality of JSON values; arrays are ordered, objects (env) are maps whose key order does not matter. */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const aKeys = Object.keys(a);
+  if (aKeys.length !== Object.keys(b).length) return false;
+  return aKeys.every((k) => Object.hasOwn(b, k) && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}

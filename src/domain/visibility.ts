@@ -1,0 +1,55 @@
+// Who sees which template (behaviour.md, "Visibility, and the include flags"). One rule, applied to a single
+// template here and translated to SQL by the store for lists.
+
+export type Role = 'user' | 'platform';
+
+export interface Caller {
+  accountId: string;
+  role: Role;
+}
+
+export interface IncludeFlags {
+  includeEndpointBoundTemplates?: boolean;
+  includePublicTemplates?: boolean;
+  includePlatformTemplates?: boolean;
+}
+
+/** What a caller may see, resolved from its role and the include flags. */
+export interface Visibility {
+  ownerId: string;
+  /** Templates bound to an endpoint are included (own and others' alike). */
+  bound: boolean;
+  /** Other accounts' public, community-made (not official) templates are included. */
+  public: boolean;
+  /** Official (platform) templates are included. */
+  platform: boolean;
+}
+
+export interface VisibleFacts {
+  ownerId: string;
+  isPublic: boolean;
+  isPlatform: boolean;
+  bound: boolean;
+}
+
+export function visibilityFor(caller: Caller, flags: IncludeFlags): Visibility {
+  return {
+    ownerId: caller.accountId,
+    bound: flags.includeEndpointBoundTemplates === true,
+    public: flags.includePublicTemplates === true,
+    platform: flags.includePlatformTemplates === true || caller.role === 'platform',
+  };
+}
+
+/** Everything a caller could see with every flag set: the test for "exists, but not yours" (403, not 404). */
+export function widestVisibility(caller: Caller): Visibility {
+  return { ownerId: caller.accountId, bound: true, public: true, platform: true };
+}
+
+export function isVisible(v: Visibility, t: VisibleFacts): boolean {
+  if (t.bound && !v.bound) return false;
+  if (t.ownerId === v.ownerId) return true;
+  // Official templates are not "community-made": the public flag does not bring them in.
+  if (t.isPlatform) return v.platform;
+  return t.isPublic && v.public;
+}

@@ -1,0 +1,126 @@
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, type FieldError } from '../domain/errors.ts';
+import type { SqlDialect } from '../store/dialect.ts';
+import { fieldErrors } from './validation.ts';
+
+// Every failure leaves as an RFC 9457 problem (application/problem+json), mapped here and nowhere else.
+
+export const Problem = Type.Object(
+  {
+    type: Type.String({ description: 'A URI reference naming the kind of problem; see docs/errors.md.' }),
+    title: Type.String({ description: 'A short summary of the kind of problem.' }),
+    status: Type.Integer({ description: 'The HTTP status code.' }),
+    detail: Type.String({ description: 'What went wrong in this request, in a sentence a person can act on.' }),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          in: Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')]),
+          path: Type.String({ description: 'JSON Pointer to the offending value, from the root of its part of the request.' }),
+          message: Type.String(),
+        }),
+        { description: 'Each offending field, when the problem is with the request content.' },
+      ),
+    ),
+  },
+  { $id: 'Problem', title: 'Problem' },
+);
+export type Problem = Static<typeof Problem>;
+
+type Part = 'body' | 'query' | 'path' | 'header';
+
+const KINDS = {
+  invalid: { status: 400, slug: 'invalid-request', title: 'Invalid request' },
+  unauthenticated: { status: 401, slug: 'unauthenticated', title: 'Not authenticated' },
+  forbidden: { status: 403, slug: 'forbidden', title: 'Forbidden' },
+  'not-found': { status: 404, slug: 'not-found', title: 'Not found' },
+  conflict: { status: 409, slug: 'conflict', title: 'Conflict' },
+  'precondition-failed': { status: 412, slug: 'precondition-failed', title: 'Precondition failed' },
+  'payload-too-large': { status: 413, slug: 'payload-too-large', title: 'Payload too large' },
+  'unsupported-media-type': { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
+  'idempotency-mismatch': { status: 422, slug: 'idempotency-key-reused', title: 'Idempotency key reused' },
+  'rate-limited': { status: 429, slug: 'rate-limited', title: 'Too many requests' },
+  internal: { status: 500, slug: 'internal', title: 'Internal error' },
+  unavailable: { status: 503, slug: 'unavailable', title: 'Service unavailable' },
+} as const;
+export type ProblemKind = keyof typeof KINDS;
+
+export const PROBLEM_TYPE_BASE = 'https://podplate.dev/problems/';
+
+export function problem(kind: ProblemKind, detail: string, errors?: (FieldError & { in?: Part })[], part: Part = 'body'): Problem {
+  const { status, slug, title } = KINDS[kind];
+  const body: Problem = { type: PROBLEM_TYPE_BASE + slug, title, status, detail };
+  if (errors && errors.length > 0) body.errors = errors.map((e) => ({ in: e.in ?? part, path: e.path, message: e.message }));
+  return body;
+}
+
+export function sendProblem(reply: FastifyReply, body: Problem): FastifyReply {
+  if (body.status === 401) reply.header('www-authenticate', 'Bearer realm="podplate"');
+  if (body.status === 503) reply.header('retry-after', '1');
+  return reply.code(body.status).type('application/problem+json').send(body);
+}
+
+/** Response entries for the OpenAPI document, one per status a route can answer with. */
+export function problemResponses(...statuses: number[]) {
+  const descriptions = Object.fromEntries(Object.values(KINDS).map((k) => [k.status, k.title]));
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      { description: descriptions[status], content: { 'application/problem+json': { schema: Type.Ref(Problem) } } },
+    ]),
+  );
+}
+
+const PART: Record<string, Part> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
+
+function toProblem(error: FastifyError, dialect: SqlDialect): Problem {
+  if (error instanceof DomainError) {
+    return problem(error.kind, error.message, error.errors);
+  }
+  if (error.validation) {
+    const part = PART[error.validationContext ?? 'body'] ?? 'body';
+    const errors = fieldErrors(error.validation as Parameters<typeof fieldErrors>[0]);
+    if (errors.length === 1 && errors[0]?.path === '' && part === 'body') {
+      return problem('invalid', 'The request body must be a JSON object.', [{ path: '', message: errors[0].message }]);
+    }
+    const names = errors.map((e) => (e.path === '' ? `the ${part}` : e.path.slice(1))).join(', ');
+    return problem('invalid', `The request has invalid ${part === 'body' ? 'fields' : `${part} parameters`}: ${names}.`, errors, part);
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return problem('payload-too-large', 'The request body is larger than the limit of 1 MiB.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return problem('unsupported-media-type', 'The request body must be JSON, sent with Content-Type: application/json.', [
+        { path: '/content-type', message: 'must be application/json', in: 'header' },
+      ]);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return problem('invalid', 'The request body is empty; send a JSON object.', [{ path: '', message: 'must be a JSON object' }]);
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return problem('invalid', 'The request body is not valid JSON.', [{ path: '', message: 'is not valid JSON' }]);
+  }
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
+    return problem('invalid', 'The request body is not valid JSON.', [{ path: '', message: 'is not valid JSON' }]);
+  }
+  if (dialect.isUnavailable(error)) {
+    return problem('unavailable', 'The database is unreachable right now; retry shortly.');
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    const kind = (Object.keys(KINDS) as ProblemKind[]).find((k) => KINDS[k].status === status);
+    if (kind) return problem(kind, 'The request could not be processed.');
+    return { type: 'about:blank', title: 'Bad request', status, detail: 'The request could not be processed.' };
+  }
+  return problem('internal', 'Something went wrong on our side; it has been logged.');
+}
+
+export function registerProblemHandlers(app: FastifyInstance, dialect: SqlDialect): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const body = toProblem(error, dialect);
+    if (body.status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ problem: body.type, status: body.status }, 'request refused');
+    return sendProblem(reply, body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, problem('not-found', `There is no route ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+}

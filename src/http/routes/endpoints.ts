@@ -1,0 +1,72 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { Endpoint, EndpointCreate } from '../../domain/endpoint.ts';
+import { trimName } from '../../domain/name.ts';
+import * as endpoints from '../../registry/endpoints.ts';
+import { problemResponses } from '../problem.ts';
+import { IdParam, linkNext, PageQuery, pageStart } from '../schemas.ts';
+
+const params = IdParam('endpointId', 'endpoint');
+const tags = ['endpoints'];
+
+export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store } = app;
+
+  app.post('/endpoints', {
+    preValidation: async (request) => trimName(request.body),
+    schema: {
+      tags,
+      operationId: 'CreateEndpoint',
+      summary: 'Create a Serverless endpoint',
+      description: 'Binds a Serverless template of the caller to a new endpoint. A template is bound to one endpoint at a time.',
+      body: Type.Ref(EndpointCreate),
+      response: { 200: Type.Ref(Endpoint, { description: 'The new endpoint.' }), ...problemResponses(400, 401, 409, 413, 415, 503) },
+    },
+    handler: async (request, reply) => {
+      const endpoint = await endpoints.createEndpoint(store, request.caller, request.body);
+      return reply.header('location', `/v1/endpoints/${endpoint.id}`).send(endpoint);
+    },
+  });
+
+  app.get('/endpoints', {
+    schema: {
+      tags,
+      operationId: 'ListEndpoints',
+      summary: 'List your endpoints',
+      description: 'The caller\'s endpoints, newest first; a `Link: <…>; rel="next"` header gives the next page.',
+      querystring: PageQuery,
+      response: { 200: Type.Array(Type.Ref(Endpoint), { description: 'One page of endpoints.' }), ...problemResponses(400, 401, 503) },
+    },
+    handler: async (request, reply) => {
+      const page = await store.listEndpoints(request.caller.accountId, request.query.limit ?? 100, pageStart(request.query.cursor));
+      linkNext(request, reply, page.next);
+      return page.endpoints;
+    },
+  });
+
+  app.get('/endpoints/:endpointId', {
+    schema: {
+      tags,
+      operationId: 'GetEndpoint',
+      summary: 'Find an endpoint by ID',
+      params,
+      response: { 200: Type.Ref(Endpoint, { description: 'The endpoint.' }), ...problemResponses(400, 401, 404, 503) },
+    },
+    handler: async (request) => endpoints.getEndpoint(store, request.caller, request.params.endpointId),
+  });
+
+  app.delete('/endpoints/:endpointId', {
+    schema: {
+      tags,
+      operationId: 'DeleteEndpoint',
+      summary: 'Delete an endpoint',
+      description: 'Deletes the endpoint and unbinds its template.',
+      params,
+      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 404, 503) },
+    },
+    handler: async (request, reply) => {
+      await endpoints.deleteEndpoint(store, request.caller, request.params.endpointId);
+      return reply.code(204).send(null);
+    },
+  });
+};

@@ -1,0 +1,78 @@
+import { type TString, Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { invalid } from '../domain/errors.ts';
+import { CATEGORIES } from '../domain/template.ts';
+
+// Schemas of the HTTP surface that are not resources: path ids, flags, paging.
+
+export const IdParam = <K extends string>(name: K, what: string) =>
+  Type.Object(
+    {
+      [name]: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', errorMessage: 'is not a valid id', description: `ID of the ${what}.` }),
+    } as Record<K, TString>,
+    { additionalProperties: false },
+  );
+
+const flag = (description: string) =>
+  Type.Optional(Type.Boolean({ default: false, description: `${description} Only \`true\` or \`false\`.` }));
+
+export const includeFlags = {
+  includeEndpointBoundTemplates: flag('Include templates bound to Serverless endpoints.'),
+  includePublicTemplates: flag('Include community-made public templates of other accounts.'),
+  includePlatformTemplates: flag('Include official platform templates.'),
+};
+
+export const IncludeQuery = Type.Object(includeFlags, { additionalProperties: false });
+
+export const paging = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Most items in the page.' })),
+  cursor: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9_-]{1,32}$',
+      errorMessage: 'is not a cursor; use the one from the Link header of the page before',
+      description: 'Where the page starts: taken from the `Link: <…>; rel="next"` header of the page before.',
+    }),
+  ),
+};
+
+export const TemplateListQuery = Type.Object(
+  {
+    ...includeFlags,
+    category: Type.Optional(
+      Type.Unsafe<string>({ type: 'string', enum: [...CATEGORIES], description: 'Only templates of this category.' }),
+    ),
+    isServerless: Type.Optional(Type.Boolean({ description: 'Only Serverless (`true`) or only Pod (`false`) templates.' })),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+        errorMessage: 'must be 1 to 255 characters without control characters',
+        description: 'Only templates whose name or image contains this text, ignoring case.',
+      }),
+    ),
+    ...paging,
+  },
+  { additionalProperties: false },
+);
+
+export const PageQuery = Type.Object(paging, { additionalProperties: false });
+
+/** Cursors are opaque to clients; inside, one is a position in the newest-first order. */
+const encodeCursor = (position: number) => Buffer.from(`p${position}`).toString('base64url');
+
+/** Where a page starts, from its `cursor` parameter; a 400 for a cursor this service did not issue. */
+export function pageStart(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const match = /^p([0-9]{1,15})$/.exec(Buffer.from(value, 'base64url').toString('latin1'));
+  if (!match) throw invalid('The cursor is not valid.', [{ path: '/cursor', message: 'is not a cursor this service issued' }]);
+  return Number(match[1]);
+}
+
+/** Announces the next page, if any, in a `Link` header that repeats the request's own filters. */
+export function linkNext(request: FastifyRequest, reply: FastifyReply, next: number | undefined): void {
+  if (next === undefined) return;
+  const url = new URL(request.url, 'http://podplate');
+  url.searchParams.set('cursor', encodeCursor(next));
+  reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
+}

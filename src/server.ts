@@ -1,0 +1,44 @@
+import { buildApp } from './app.ts';
+import { type Config, readConfig } from './config.ts';
+import { bootstrapKey } from './registry/keys.ts';
+import { dialectFor } from './store/dialect.ts';
+import { Store } from './store/store.ts';
+
+/** The process: config, logger, database, listen, and a graceful shutdown on SIGTERM/SIGINT. */
+export async function serve(config: Config = readConfig()): Promise<void> {
+  const store = Store.open(
+    dialectFor(config.DATABASE_URL, {
+      poolSize: config.DB_POOL_SIZE,
+      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+      connectionTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+    }),
+  );
+  await store.migrate();
+  const first = await bootstrapKey(store);
+  if (first) {
+    // The one time a key is shown by the server: on first start, so that somebody can sign in at all.
+    process.stderr.write(
+      `\nNo API key existed, so a platform key was created. It is shown this once; store it now:\n\n  ${first.secret}\n\n`,
+    );
+  }
+
+  const app = await buildApp({ store, config, logger: { level: config.LOG_LEVEL } });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: draining in-flight requests');
+    try {
+      await app.close();
+      await store.close();
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  await app.listen({ host: config.HOST, port: config.PORT });
+}

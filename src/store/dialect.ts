@@ -1,0 +1,107 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { type ColumnDefinitionBuilder, type Dialect, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+
+/** What differs between the databases Podplate runs on. Everything else is written once, in the store. */
+export interface SqlDialect {
+  name: 'sqlite' | 'postgres';
+  kysely: Dialect;
+  timestampType: 'text' | 'timestamptz';
+  serialType: 'integer' | 'bigint';
+  serialPrimaryKey(column: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
+  /** The error is a unique-constraint violation. */
+  isUniqueViolation(error: unknown): boolean;
+  /** The error means the database can't be reached right now (worth a 503 and a retry later). */
+  isUnavailable(error: unknown): boolean;
+}
+
+export interface PoolOptions {
+  /** Most connections one process holds (PostgreSQL). */
+  poolSize: number;
+  /** A statement running longer than this is cancelled (PostgreSQL). */
+  statementTimeoutMs: number;
+  /** Waiting longer than this for a connection fails the request with 503 (PostgreSQL). */
+  connectionTimeoutMs: number;
+}
+
+export const DEFAULT_POOL: PoolOptions = { poolSize: 10, statementTimeoutMs: 5000, connectionTimeoutMs: 5000 };
+
+const code = (error: unknown): unknown => (error as { code?: unknown } | null)?.code;
+
+export function sqliteDialect(file: string): SqlDialect {
+  if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
+  const database = new SQLite(file);
+  database.pragma('journal_mode = WAL');
+  // FULL: a write acknowledged to a client survives a power cut, not only a crash of the process.
+  database.pragma('synchronous = FULL');
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  return {
+    name: 'sqlite',
+    kysely: new SqliteDialect({ database }),
+    timestampType: 'text',
+    serialType: 'integer',
+    serialPrimaryKey: (c) => c.primaryKey().autoIncrement(),
+    isUniqueViolation: (e) => code(e) === 'SQLITE_CONSTRAINT_UNIQUE' || code(e) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+    isUnavailable: (e) => code(e) === 'SQLITE_BUSY' || code(e) === 'SQLITE_CANTOPEN' || code(e) === 'SQLITE_IOERR',
+  };
+}
+
+// int8 and numeric arrive as strings by default; our values fit a double. Timestamps go out as ISO 8601.
+const parseTimestamp = (value: string) => new Date(pg.types.getTypeParser(1184)(value) as Date).toISOString();
+const typeParsers: Record<number, (value: string) => unknown> = { 20: Number, 1700: Number, 1184: parseTimestamp };
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01', // admin_shutdown: the backend was terminated
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: starting up or shutting down
+  '53300', // too_many_connections
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+]);
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|cannot use a pool after calling end/i;
+
+export function postgresDialect(connectionString: string, options: PoolOptions): SqlDialect {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.poolSize,
+    connectionTimeoutMillis: options.connectionTimeoutMs,
+    statement_timeout: options.statementTimeoutMs,
+    query_timeout: options.statementTimeoutMs + 1000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        typeParsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client whose backend dies emits 'error' on the pool; without a listener that would crash the process.
+  pool.on('error', () => {});
+  return {
+    name: 'postgres',
+    kysely: new PostgresDialect({ pool }),
+    timestampType: 'timestamptz',
+    serialType: 'bigint',
+    serialPrimaryKey: (c) => c.primaryKey().generatedAlwaysAsIdentity(),
+    isUniqueViolation: (e) => code(e) === '23505',
+    isUnavailable: (e) => UNAVAILABLE_CODES.has(String(code(e))) || (e instanceof Error && UNAVAILABLE_MESSAGES.test(e.message)),
+  };
+}
+
+/** `sqlite:<path>` (or a bare path) and `postgres://…` / `postgresql://…`. */
+export function dialectFor(databaseUrl: string, pool: PoolOptions = DEFAULT_POOL): SqlDialect {
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return postgresDialect(databaseUrl, pool);
+  return sqliteDialect(databaseUrl.replace(/^sqlite:(\/\/)?/, ''));
+}

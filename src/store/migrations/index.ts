@@ -1,0 +1,12 @@
+import type { Kysely, Migration } from 'kysely';
+import type { SqlDialect } from '../dialect.ts';
+import * as initial from './0001-initial.ts';
+
+type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
+
+// Versioned, in order; a migration once released is never edited, only followed by a new one.
+const ordered: [string, DialectMigration][] = [['0001-initial', initial]];
+
+export function migrations(dialect: SqlDialect): Record<string, Migration> {
+  return Object.fromEntries(ordered.map(([name, m]) => [name, { up: (db: Kysely<unknown>) => m.up(db, dialect) }]));
+}

@@ -1,0 +1,368 @@
+import { type Expression, type ExpressionBuilder, Kysely, Migrator, type Selectable, type SqlBool, sql } from 'kysely';
+import type { Template } from '../domain/template.ts';
+import type { Role, Visibility } from '../domain/visibility.ts';
+import type { SqlDialect } from './dialect.ts';
+import { migrations } from './migrations/index.ts';
+import type { Database, EndpointsTable, TemplatesTable } from './schema.ts';
+
+// The one store: every query written once over Kysely, run on SQLite or PostgreSQL through a SqlDialect.
+
+export interface TemplateRecord extends Template {
+  ownerId: string;
+  endpointId: string | null;
+}
+
+export interface TemplatePage {
+  templates: TemplateRecord[];
+  /** Position after the last template of the page, when more may follow. */
+  next?: number;
+}
+
+export interface TemplateQuery {
+  visibility: Visibility;
+  category?: string;
+  isServerless?: boolean;
+  /** Lowercased substring of name or image. */
+  search?: string;
+  limit: number;
+  /** Only templates older than this position (a cursor from the page before). */
+  before?: number;
+}
+
+export interface Principal {
+  keyId: string;
+  accountId: string;
+  accountName: string;
+  role: Role;
+  digest: string;
+  revokedAt: string | null;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  account: string;
+  role: Role;
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface EndpointRecord {
+  id: string;
+  ownerId: string;
+  name: string;
+  templateId: string;
+  workersMin: number;
+  workersMax: number;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export class NameTaken extends Error {}
+export class AlreadyBound extends Error {}
+export class RoleMismatch extends Error {}
+
+export class Store {
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly dialect: SqlDialect,
+  ) {}
+
+  static open(dialect: SqlDialect): Store {
+    return new Store(new Kysely<Database>({ dialect: dialect.kysely }), dialect);
+  }
+
+  /** Runs `work` in one transaction: all of its writes land, or none. */
+  transaction<T>(work: (store: Store) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => work(new Store(trx, this.dialect)));
+  }
+
+  async migrate(): Promise<void> {
+    const migrator = new Migrator({
+      db: this.db,
+      provider: { getMigrations: async () => migrations(this.dialect) },
+    });
+    const { error } = await migrator.migrateToLatest();
+    if (error) throw error;
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+
+  // --- accounts and keys
+
+  async ensureAccount(account: { id: string; name: string; role: Role; createdAt: string }): Promise<{ id: string; role: Role }> {
+    await this.db
+      .insertInto('accounts')
+      .values({ id: account.id, name: account.name, role: account.role, created_at: account.createdAt })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    const row = await this.db.selectFrom('accounts').select(['id', 'role']).where('name', '=', account.name).executeTakeFirstOrThrow();
+    if (row.role !== account.role) throw new RoleMismatch(`account ${account.name} has role ${row.role}`);
+    return row;
+  }
+
+  async insertApiKey(key: { id: string; accountId: string; digest: string; prefix: string; createdAt: string }): Promise<void> {
+    await this.db
+      .insertInto('api_keys')
+      .values({ id: key.id, account_id: key.accountId, digest: key.digest, prefix: key.prefix, created_at: key.createdAt })
+      .execute();
+  }
+
+  async findPrincipal(digest: string): Promise<Principal | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select([
+        'api_keys.id as keyId',
+        'accounts.id as accountId',
+        'accounts.name as accountName',
+        'accounts.role as role',
+        'api_keys.digest as digest',
+        'api_keys.revoked_at as revokedAt',
+      ])
+      .where('api_keys.digest', '=', digest)
+      .executeTakeFirst();
+    return row;
+  }
+
+  async listApiKeys(): Promise<ApiKeyInfo[]> {
+    return this.db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select([
+        'api_keys.id as id',
+        'accounts.name as account',
+        'accounts.role as role',
+        'api_keys.prefix as prefix',
+        'api_keys.created_at as createdAt',
+        'api_keys.revoked_at as revokedAt',
+      ])
+      .orderBy('api_keys.created_at')
+      .orderBy('api_keys.id')
+      .execute();
+  }
+
+  async revokeApiKey(id: string, at: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async countApiKeys(): Promise<number> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  // --- templates
+
+  async insertTemplate(template: TemplateRecord): Promise<void> {
+    try {
+      await this.db.insertInto('templates').values(toRow(template)).execute();
+    } catch (error) {
+      throw this.dialect.isUniqueViolation(error) ? new NameTaken() : error;
+    }
+  }
+
+  async findTemplate(id: string): Promise<TemplateRecord | undefined> {
+    const row = await this.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toTemplate(row);
+  }
+
+  /** Writes `template` over the stored one if that is still at `expectedRevision`; false when it moved on or is gone. */
+  async replaceTemplate(template: TemplateRecord, expectedRevision: number): Promise<boolean> {
+    const { seq: _seq, id, owner_id, created_at, ...changes } = toRow(template);
+    try {
+      const result = await this.db
+        .updateTable('templates')
+        .set(changes)
+        .where('id', '=', id)
+        .where('revision', '=', expectedRevision)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    } catch (error) {
+      throw this.dialect.isUniqueViolation(error) ? new NameTaken() : error;
+    }
+  }
+
+  /** Deletes an unbound template; false when it is gone or bound. */
+  async deleteTemplate(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('templates').where('id', '=', id).where('endpoint_id', 'is', null).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  async listTemplates(query: TemplateQuery): Promise<TemplatePage> {
+    let select = this.db
+      .selectFrom('templates')
+      .selectAll()
+      .where((eb) => visibleWhere(eb, query.visibility));
+    if (query.category !== undefined) select = select.where('category', '=', query.category);
+    if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
+    if (query.search) select = select.where(sql<SqlBool>`search like ${`%${escapeLike(query.search)}%`} escape '\\'`);
+    if (query.before !== undefined) select = select.where('seq', '<', query.before);
+    const rows = await select
+      .orderBy('seq', 'desc')
+      .limit(query.limit + 1)
+      .execute();
+    const more = rows.length > query.limit;
+    const page = more ? rows.slice(0, query.limit) : rows;
+    return { templates: page.map(toTemplate), next: more ? page[page.length - 1]?.seq : undefined };
+  }
+
+  // --- endpoints
+
+  /** Binds the template and creates the endpoint, at once. */
+  async createEndpoint(endpoint: EndpointRecord): Promise<void> {
+    await this.transaction(async (store) => {
+      const bound = await store.db
+        .updateTable('templates')
+        .set({ endpoint_id: endpoint.id })
+        .where('id', '=', endpoint.templateId)
+        .where('endpoint_id', 'is', null)
+        .executeTakeFirst();
+      if (bound.numUpdatedRows === 0n) throw new AlreadyBound();
+      try {
+        await store.db.insertInto('endpoints').values(toEndpointRow(endpoint)).execute();
+      } catch (error) {
+        throw store.dialect.isUniqueViolation(error) ? new NameTaken() : error;
+      }
+    });
+  }
+
+  async findEndpoint(id: string): Promise<EndpointRecord | undefined> {
+    const row = await this.db.selectFrom('endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toEndpoint(row);
+  }
+
+  async listEndpoints(ownerId: string, limit: number, before?: number): Promise<{ endpoints: EndpointRecord[]; next?: number }> {
+    let select = this.db.selectFrom('endpoints').selectAll().where('owner_id', '=', ownerId);
+    if (before !== undefined) select = select.where('seq', '<', before);
+    const rows = await select
+      .orderBy('seq', 'desc')
+      .limit(limit + 1)
+      .execute();
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    return { endpoints: page.map(toEndpoint), next: more ? page[page.length - 1]?.seq : undefined };
+  }
+
+  /** Deletes the endpoint and unbinds its template, at once; false when it is gone. */
+  async deleteEndpoint(id: string): Promise<boolean> {
+    return this.transaction(async (store) => {
+      const endpoint = await store.db.selectFrom('endpoints').select(['template_id']).where('id', '=', id).executeTakeFirst();
+      if (!endpoint) return false;
+      await store.db.deleteFrom('endpoints').where('id', '=', id).execute();
+      await store.db.updateTable('templates').set({ endpoint_id: null }).where('id', '=', endpoint.template_id).execute();
+      return true;
+    });
+  }
+}
+
+/** The visibility rule of domain/visibility.ts `isVisible`, as SQL. */
+function visibleWhere(eb: ExpressionBuilder<Database, 'templates'>, v: Visibility): Expression<SqlBool> {
+  const scopes: Expression<SqlBool>[] = [eb('owner_id', '=', v.ownerId)];
+  if (v.platform) scopes.push(eb('is_platform', '=', 1));
+  if (v.public) scopes.push(eb.and([eb('is_public', '=', 1), eb('is_platform', '=', 0)]));
+  const seen = eb.or(scopes);
+  return v.bound ? seen : eb.and([eb('endpoint_id', 'is', null), seen]);
+}
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'> & { seq?: number } {
+  return {
+    id: t.id,
+    owner_id: t.ownerId,
+    endpoint_id: t.endpointId,
+    name: t.name,
+    image_name: t.imageName,
+    category: t.category,
+    container_disk_in_gb: t.containerDiskInGb,
+    volume_in_gb: t.volumeInGb,
+    volume_mount_path: t.volumeMountPath,
+    container_registry_auth_id: t.containerRegistryAuthId,
+    docker_entrypoint: JSON.stringify(t.dockerEntrypoint),
+    docker_start_cmd: JSON.stringify(t.dockerStartCmd),
+    env: JSON.stringify(t.env),
+    ports: JSON.stringify(t.ports),
+    readme: t.readme,
+    is_public: t.isPublic ? 1 : 0,
+    is_platform: t.isPlatform ? 1 : 0,
+    is_serverless: t.isServerless ? 1 : 0,
+    earned: t.earned,
+    runtime_in_min: t.runtimeInMin,
+    revision: t.revision,
+    created_at: t.createdAt,
+    updated_at: t.updatedAt,
+    search: `${t.name}\n${t.imageName}`.toLowerCase(),
+  };
+}
+
+function toTemplate(row: Selectable<TemplatesTable>): TemplateRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    imageName: row.image_name,
+    category: row.category as TemplateRecord['category'],
+    containerDiskInGb: row.container_disk_in_gb,
+    volumeInGb: row.volume_in_gb,
+    volumeMountPath: row.volume_mount_path,
+    containerRegistryAuthId: row.container_registry_auth_id,
+    dockerEntrypoint: JSON.parse(row.docker_entrypoint),
+    dockerStartCmd: JSON.parse(row.docker_start_cmd),
+    env: JSON.parse(row.env),
+    ports: JSON.parse(row.ports),
+    readme: row.readme,
+    isPublic: row.is_public === 1,
+    isPlatform: row.is_platform === 1,
+    isServerless: row.is_serverless === 1,
+    earned: row.earned,
+    runtimeInMin: Number(row.runtime_in_min),
+    revision: row.revision,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    ownerId: row.owner_id,
+    endpointId: row.endpoint_id,
+  };
+}
+
+function toEndpointRow(e: EndpointRecord): Omit<Selectable<EndpointsTable>, 'seq'> {
+  return {
+    id: e.id,
+    owner_id: e.ownerId,
+    name: e.name,
+    template_id: e.templateId,
+    workers_min: e.workersMin,
+    workers_max: e.workersMax,
+    version: e.version,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+  };
+}
+
+function toEndpoint(row: Selectable<EndpointsTable>): EndpointRecord {
+  return {
+    id: row.id,
+    ownerId: row.owner_id,
+    name: row.name,
+    templateId: row.template_id,
+    workersMin: row.workers_min,
+    workersMax: row.workers_max,
+    version: row.version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe } from 'node:test';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../../src/app.ts';
+import type { Role } from '../../src/domain/visibility.ts';
+import { createApiKey } from '../../src/registry/keys.ts';
+import { dialectFor } from '../../src/store/dialect.ts';
+import { Store } from '../../src/store/store.ts';
+
+// Tests run against real databases: a SQLite file in a temporary folder, and PostgreSQL when
+// TEST_DATABASE_URL names one (each harness in a schema of its own, dropped afterwards).
+
+export type DialectName = 'sqlite' | 'postgres';
+
+const postgresUrl = process.env.TEST_DATABASE_URL;
+const requirePostgres = process.env.REQUIRE_POSTGRES === '1';
+if (!postgresUrl) {
+  if (requirePostgres) throw new Error('REQUIRE_POSTGRES=1 but TEST_DATABASE_URL is not set: the PostgreSQL half cannot be skipped here.');
+  process.stderr.write('\n*** TEST_DATABASE_URL is not set: the PostgreSQL half of this suite is SKIPPED. ***\n\n');
+}
+
+export const DIALECTS: DialectName[] = postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];
+
+/** Registers the suite once per database. */
+export function forEachDialect(title: string, suite: (dialect: DialectName) => void): void {
+  for (const dialect of DIALECTS) describe(`${title} [${dialect}]`, () => suite(dialect));
+}
+
+export interface Database {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database of the given kind. */
+export async function freshDatabase(dialect: DialectName): Promise<Database> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'podplate-test-'));
+    return { url: `sqlite:${join(dir, 'podplate.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const schema = `test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(postgresUrl as string);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: postgresUrl });
+      await client.connect();
+      await client.query(`drop schema ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: any;
+  text: string;
+}
+
+export interface Harness {
+  app: FastifyInstance;
+  store: Store;
+  database: Database;
+  /** A new API key for `account` (created on first use). */
+  key(account: string, role?: Role): Promise<string>;
+  /** A request through the real HTTP layer; `body` objects are sent as JSON. */
+  call(
+    method: InjectOptions['method'],
+    url: string,
+    options?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(dialect: DialectName, config: { KEY_CACHE_TTL_MS?: number } = {}): Promise<Harness> {
+  const database = await freshDatabase(dialect);
+  const store = Store.open(dialectFor(database.url, { poolSize: 5, statementTimeoutMs: 5000, connectionTimeoutMs: 5000 }));
+  await store.migrate();
+  const app = await buildApp({ store, config: { KEY_CACHE_TTL_MS: 2000, REQUEST_TIMEOUT_MS: 30_000, ...config } });
+  return {
+    app,
+    store,
+    database,
+    key: async (account, role = 'user') => (await createApiKey(store, account, role)).secret,
+    call: async (method, url, options = {}) => {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.key) headers.authorization = `Bearer ${options.key}`;
+      let payload: string | undefined;
+      if (options.body !== undefined) {
+        payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await app.inject({ method, url, headers, payload });
+      let body: unknown;
+      try {
+        body = response.body ? JSON.parse(response.body) : undefined;
+      } catch {
+        body = undefined;
+      }
+      return { status: response.statusCode, headers: response.headers, body, text: response.body };
+    },
+    close: async () => {
+      await app.close();
+      await store.close();
+      await database.drop();
+    },
+  };
+}
+
+/** A valid create body, with `overrides`. */
+export const templateBody = (overrides: Record<string, unknown> = {}) => ({
+  name: `template ${randomBytes(4).toString('hex')}`,
+  imageName: 'runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04',
+  ...overrides,
+});
