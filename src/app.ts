@@ -6,7 +6,7 @@ import { Endpoint, EndpointCreate } from './domain/endpoint.ts';
 import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
 import { KeyRing } from './http/auth.ts';
 import { registerOpenApi } from './http/openapi.ts';
-import { Problem, registerProblemHandlers } from './http/problem.ts';
+import { Problem, problem, registerProblemHandlers, sendProblem } from './http/problem.ts';
 import { endpointRoutes } from './http/routes/endpoints.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { templateRoutes } from './http/routes/templates.ts';
@@ -41,8 +41,11 @@ export async function buildApp({ store, config, logger = false }: AppOptions): P
       return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 200 },
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // JSON only: any other body is a 415 (Fastify would otherwise take text/plain as a string).
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler(SHARED_SCHEMAS));
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.decorate('store', store);
@@ -52,6 +55,18 @@ export async function buildApp({ store, config, logger = false }: AppOptions): P
   });
 
   registerProblemHandlers(app, store.dialect);
+  // While shutting down, requests that arrive on open connections are turned away (503) so a load
+  // balancer retries them elsewhere; the ones already in flight finish.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (closing) {
+      reply.header('connection', 'close');
+      return sendProblem(reply, problem('unavailable', 'The server is shutting down; retry the request.'));
+    }
+  });
   await registerOpenApi(app);
   await app.register(healthRoutes);
 

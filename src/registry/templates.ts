@@ -38,30 +38,28 @@ export async function getTemplate(store: Store, caller: Caller, id: string, flag
 }
 
 /** The template, if the caller owns it: 404 when the caller can't see it at all, 403 when it can but doesn't own it. */
-export async function ownTemplate(store: Store, caller: Caller, id: string): Promise<TemplateRecord> {
-  const template = await store.findTemplate(id);
+export async function ownTemplate(store: Store, caller: Caller, id: string, lock = false): Promise<TemplateRecord> {
+  const template = await store.findTemplate(id, { lock });
   if (!template || !isVisible(widestVisibility(caller), facts(template))) throw notFound('template');
   if (template.ownerId !== caller.accountId) throw forbidden('Only the owner of a template may change or delete it.');
   return template;
 }
 
-const MAX_ATTEMPTS = 5;
-
-export async function updateTemplate(store: Store, caller: Caller, id: string, update: TemplateUpdate): Promise<TemplateRecord> {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const current = await ownTemplate(store, caller, id);
+export function updateTemplate(store: Store, caller: Caller, id: string, update: TemplateUpdate): Promise<TemplateRecord> {
+  // Read, apply and write under the row's lock, so that concurrent updates apply one after the other.
+  return store.transaction(async (tx) => {
+    const current = await ownTemplate(tx, caller, id, true);
     const { content, changed } = applyUpdate(current, update);
     if (changed.length === 0) return current;
     const next: TemplateRecord = { ...current, ...content, revision: current.revision + 1, updatedAt: now() };
     try {
-      if (await store.replaceTemplate(next, current.revision)) return next;
+      if (!(await tx.replaceTemplate(next, current.revision))) throw new Error(`template ${id} changed under its lock`);
     } catch (error) {
       if (error instanceof NameTaken) throw conflict('You already have a template with this name.', [NAME_TAKEN]);
       throw error;
     }
-    // Another writer got in between the read and the write: read again and reapply the update.
-  }
-  throw conflict('The template kept changing while this update was applied; send it again.');
+    return next;
+  });
 }
 
 export async function deleteTemplate(store: Store, caller: Caller, id: string): Promise<void> {

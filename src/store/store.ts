@@ -177,8 +177,12 @@ export class Store {
     }
   }
 
-  async findTemplate(id: string): Promise<TemplateRecord | undefined> {
-    const row = await this.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
+  /** The template; with `lock`, its row stays locked against other writers until the transaction ends. */
+  async findTemplate(id: string, options: { lock?: boolean } = {}): Promise<TemplateRecord | undefined> {
+    let select = this.db.selectFrom('templates').selectAll().where('id', '=', id);
+    // SQLite has no row locks and needs none: one writer at a time holds the whole database.
+    if (options.lock && this.dialect.name === 'postgres') select = select.forUpdate();
+    const row = await select.executeTakeFirst();
     return row && toTemplate(row);
   }
 

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { forEachDialect, type Harness, startHarness, templateBody } from '../support/harness.ts';
+
+forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect) => {
+  let h: Harness;
+  let alice: string;
+  before(async () => {
+    h = await startHarness(dialect, { KEY_CACHE_TTL_MS: 0 });
+    alice = await h.key('alice');
+  });
+  after(() => h.close());
+
+  test('no, malformed, unknown or revoked key: 401 with WWW-Authenticate, before the body is looked at', async () => {
+    const revokedKey = await h.key('mallory');
+    const [keyInfo] = (await h.store.listApiKeys()).filter((k) => k.account === 'mallory');
+    assert.ok(await h.store.revokeApiKey(keyInfo?.id as string, new Date().toISOString()));
+    const cases: Record<string, string | undefined> = {
+      none: undefined,
+      'wrong scheme': `Basic ${alice}`,
+      'empty bearer': 'Bearer ',
+      'unknown key': 'Bearer pp_thisKeyDoesNotExist000000000000000000000',
+      revoked: `Bearer ${revokedKey}`,
+      'with spaces': `Bearer ${alice} extra`,
+    };
+    for (const [name, authorization] of Object.entries(cases)) {
+      for (const [method, url] of [['GET', '/v1/templates'], ['POST', '/v1/templates'], ['GET', '/v1/templates/x'], ['DELETE', '/v1/endpoints/x']] as const) {
+        const r = await h.call(method, url, { headers: authorization ? { authorization } : {}, body: method === 'POST' ? 'not json' : undefined });
+        assert.equal(r.status, 401, `${name} ${method} ${url}`);
+        assert.equal(r.headers['www-authenticate'], 'Bearer realm="podplate"');
+        assert.match(String(r.headers['content-type']), /^application\/problem\+json/);
+        assert.equal(r.body.status, 401);
+      }
+    }
+    const lowercase = await h.call('GET', '/v1/templates', { headers: { authorization: `bearer ${alice}` } });
+    assert.equal(lowercase.status, 200);
+  });
+
+  test('a body that is not JSON is a 415; broken JSON a 400', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x']) {
+      const r = await h.call('POST', '/v1/templates', { key: alice, body: 'name=x', headers: { 'content-type': type } });
+      assert.equal(r.status, 415, type);
+      assert.equal(r.body.type, 'https://podplate.dev/problems/unsupported-media-type');
+    }
+    for (const broken of ['{', '{"name": "x",}', "{'name': 'x'}", '{"name": "x"} trailing', '\u0000', '{"__proto__": {"x": 1}}']) {
+      const r = await h.call('POST', '/v1/templates', { key: alice, body: broken });
+      assert.equal(r.status, 400, broken);
+      assert.equal(r.body.errors[0].path, '');
+    }
+    const charset = await h.call('POST', '/v1/templates', { key: alice, body: templateBody(), headers: { 'content-type': 'application/json; charset=utf-8' } });
+    assert.equal(charset.status, 200);
+  });
+
+  test('a body that is JSON but not an object is a 400 naming the body', async () => {
+    for (const body of ['[]', '"text"', '42', 'null', 'true']) {
+      const r = await h.call('POST', '/v1/templates', { key: alice, body });
+      assert.equal(r.status, 400, body);
+      assert.equal(r.body.detail, 'The request body must be a JSON object.');
+    }
+    const empty = await h.call('POST', '/v1/templates', { key: alice, headers: { 'content-type': 'application/json' } });
+    assert.equal(empty.status, 400);
+  });
+
+  test('a body over 1 MiB is a 413', async () => {
+    const r = await h.call('POST', '/v1/templates', { key: alice, body: templateBody({ readme: 'x'.repeat(1024 * 1024) }) });
+    assert.equal(r.status, 413);
+    assert.equal(r.body.type, 'https://podplate.dev/problems/payload-too-large');
+    const env = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`V${i}`, 'x']));
+    const many = await h.call('POST', '/v1/templates', { key: alice, body: templateBody({ env }) });
+    assert.equal(many.status, 400);
+    assert.equal(many.body.errors[0].path, '/env');
+  });
+
+  test('bad ids are a 400 naming the parameter; unknown routes a 404 problem', async () => {
+    const r = await h.call('GET', `/v1/templates/${'x'.repeat(65)}`, { key: alice });
+    assert.equal(r.status, 400);
+    assert.deepEqual(r.body.errors, [{ in: 'path', path: '/templateId', message: 'is not a valid id' }]);
+    const odd = await h.call('GET', '/v1/templates/a%20b', { key: alice });
+    assert.equal(odd.status, 400);
+    const none = await h.call('GET', '/v1/nothing-here', { key: alice });
+    assert.equal(none.status, 404);
+    assert.equal(none.body.type, 'https://podplate.dev/problems/not-found');
+    const wrongMethod = await h.call('PUT', '/v1/templates/x', { key: alice, body: {} });
+    assert.equal(wrongMethod.status, 404);
+  });
+
+  test('every response carries a request id; a sane given one is kept', async () => {
+    const given = await h.call('GET', '/v1/templates', { key: alice, headers: { 'x-request-id': 'trace-123' } });
+    assert.equal(given.headers['x-request-id'], 'trace-123');
+    const made = await h.call('GET', '/v1/templates', { key: alice, headers: { 'x-request-id': 'bad id\nwith newline' } });
+    assert.match(String(made.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  });
+
+  test('health and readiness need no key', async () => {
+    assert.deepEqual((await h.call('GET', '/healthz')).body, { status: 'ok' });
+    assert.deepEqual((await h.call('GET', '/readyz')).body, { status: 'ready' });
+  });
+
+  test('keys are stored only as SHA-256 digests', async () => {
+    const key = await h.key('digest-check');
+    const rows = await h.store.listApiKeys();
+    const row = rows.find((k) => k.account === 'digest-check');
+    assert.ok(row);
+    assert.match(key, /^pp_[A-Za-z0-9_-]{43}$/);
+    const principal = await h.store.findPrincipal((await import('../../src/registry/keys.ts')).digestOf(key));
+    assert.equal(principal?.accountName, 'digest-check');
+    assert.notEqual(principal?.digest, key);
+    assert.match(principal?.digest ?? '', /^[0-9a-f]{64}$/);
+    assert.equal(JSON.stringify(rows).includes(key), false);
+  });
+});
