@@ -4,6 +4,19 @@ import { bootstrapKey } from './registry/keys.ts';
 import { dialectFor } from './store/dialect.ts';
 import { Store } from './store/store.ts';
 
+/** Migrates, waiting for a database that is not reachable yet (it may be starting too); other errors stop the start. */
+async function migrateWhenReachable(store: Store): Promise<void> {
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
+    try {
+      return await store.migrate();
+    } catch (error) {
+      if (!store.dialect.isUnavailable(error)) throw error;
+      process.stderr.write(`podplate: the database is not reachable (${(error as Error).message}); retrying in ${delay} ms\n`);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
 /** The process: config, logger, database, listen, and a graceful shutdown on SIGTERM/SIGINT. */
 export async function serve(config: Config = readConfig()): Promise<void> {
   const store = Store.open(
@@ -13,7 +26,7 @@ export async function serve(config: Config = readConfig()): Promise<void> {
       connectionTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
     }),
   );
-  await store.migrate();
+  await migrateWhenReachable(store);
   const first = await bootstrapKey(store);
   if (first) {
     // The one time a key is shown by the server: on first start, so that somebody can sign in at all.

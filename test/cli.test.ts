@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { freshDatabase, type Database, forEachDialect } from './support/harness.ts';
+import { type Database, forEachDialect, freshDatabase } from './support/harness.ts';
 import { podplate, startServer } from './support/process.ts';
 
 forEachDialect('the podplate command', (dialect) => {

@@ -18,8 +18,15 @@ test('first start creates and prints a platform key once; JSON logs with request
     assert.equal((await create.json()).isPlatform, true);
     assert.equal(await first.stop('SIGTERM'), 0);
 
-    const lines = first.stdout().trim().split('\n').map((l) => JSON.parse(l));
-    assert.ok(lines.some((l) => l.reqId === 'req-abc' && l.res?.statusCode === 200), 'the request is logged with its id');
+    const lines = first
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.ok(
+      lines.some((l) => l.reqId === 'req-abc' && l.res?.statusCode === 200),
+      'the request is logged with its id',
+    );
     assert.equal(first.stdout().includes(key), false, 'no key in the logs');
 
     const second = await startServer({ DATABASE_URL: db.url });

@@ -116,7 +116,9 @@ function toProblem(error: FastifyError, dialect: SqlDialect): Problem {
 export function registerProblemHandlers(app: FastifyInstance, dialect: SqlDialect): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const body = toProblem(error, dialect);
-    if (body.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (body.status === 503)
+      request.log.warn({ err: { type: error.name, code: error.code, message: error.message } }, 'database unavailable');
+    else if (body.status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ problem: body.type, status: body.status }, 'request refused');
     return sendProblem(reply, body);
   });

@@ -64,6 +64,7 @@ const UNAVAILABLE_CODES = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now: starting up or shutting down
   '53300', // too_many_connections
+  '57014', // query_canceled: the statement timeout struck
   '08000',
   '08003',
   '08006',
@@ -71,7 +72,7 @@ const UNAVAILABLE_CODES = new Set([
   '08004',
 ]);
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|cannot use a pool after calling end/i;
+  /is not currently accepting connections|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|cannot use a pool after calling end/i;
 
 export function postgresDialect(connectionString: string, options: PoolOptions): SqlDialect {
   const pool = new pg.Pool({
@@ -87,8 +88,10 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
         typeParsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client whose backend dies emits 'error' on the pool; without a listener that would crash the process.
+  // A client whose backend dies emits 'error' (on the pool while idle, on the client while checked out);
+  // unheard, that would crash the process. The query in flight fails on its own, and the pool drops the client.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return {
     name: 'postgres',
     kysely: new PostgresDialect({ pool }),

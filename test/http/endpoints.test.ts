@@ -20,12 +20,24 @@ forEachDialect('endpoints and binding', (dialect) => {
     const t = await template();
     const r = await h.call('POST', '/v1/endpoints', { key: alice, body: { name: ' inference ', templateId: t.id } });
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(Object.keys(r.body).sort(), ['createdAt', 'id', 'name', 'templateId', 'updatedAt', 'version', 'workersMax', 'workersMin']);
+    assert.deepEqual(Object.keys(r.body).sort(), [
+      'createdAt',
+      'id',
+      'name',
+      'templateId',
+      'updatedAt',
+      'version',
+      'workersMax',
+      'workersMin',
+    ]);
     assert.deepEqual([r.body.name, r.body.templateId, r.body.workersMin, r.body.workersMax, r.body.version], ['inference', t.id, 0, 3, 1]);
     assert.equal(r.headers.location, `/v1/endpoints/${r.body.id}`);
     assert.deepEqual((await h.call('GET', `/v1/endpoints/${r.body.id}`, { key: alice })).body, r.body);
     const list = await h.call('GET', '/v1/endpoints', { key: alice });
-    assert.deepEqual(list.body.map((e: { id: string }) => e.id), [r.body.id]);
+    assert.deepEqual(
+      list.body.map((e: { id: string }) => e.id),
+      [r.body.id],
+    );
   });
 
   test('a template is bound to one endpoint at a time: 409', async () => {
@@ -36,7 +48,7 @@ forEachDialect('endpoints and binding', (dialect) => {
     assert.equal(again.body.errors[0].path, '/templateId');
   });
 
-  test('a Pod template is a 400; another account\'s template, public or not, is a 400 that reveals nothing', async () => {
+  test("a Pod template is a 400; another account's template, public or not, is a 400 that reveals nothing", async () => {
     const pod = await template({ isServerless: false });
     const r = await h.call('POST', '/v1/endpoints', { key: alice, body: { name: 'pod', templateId: pod.id } });
     assert.equal(r.status, 400);
@@ -92,7 +104,10 @@ forEachDialect('endpoints and binding', (dialect) => {
     assert.equal(first.body.length, 2);
     const next = /^<([^>]+)>; rel="next"$/.exec(String(first.headers.link))?.[1] as string;
     const second = await h.call('GET', next, { key: carol });
-    assert.deepEqual(second.body.map((e: { name: string }) => e.name), ['p0']);
+    assert.deepEqual(
+      second.body.map((e: { name: string }) => e.name),
+      ['p0'],
+    );
     assert.equal(second.headers.link, undefined);
   });
 });

@@ -20,12 +20,26 @@ test('GET /v1/openapi.json is a valid OpenAPI 3.1 document, served without a key
 test('documents every operation with its error responses', async () => {
   const doc = (await h.call('GET', '/v1/openapi.json')).body;
   const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
-    Object.entries(item as Record<string, { operationId: string; responses: Record<string, unknown> }>).map(([method, op]) => ({ path, method, op })),
+    Object.entries(item as Record<string, { operationId: string; responses: Record<string, unknown> }>).map(([method, op]) => ({
+      path,
+      method,
+      op,
+    })),
   );
   const ids = operations.map((o) => o.op.operationId).sort();
   assert.deepEqual(ids, [
-    'CreateEndpoint', 'CreateTemplate', 'DeleteEndpoint', 'DeleteTemplate', 'GetEndpoint', 'GetTemplate', 'Health',
-    'ListEndpoints', 'ListTemplates', 'PatchTemplate', 'Ready', 'UpdateTemplate',
+    'CreateEndpoint',
+    'CreateTemplate',
+    'DeleteEndpoint',
+    'DeleteTemplate',
+    'GetEndpoint',
+    'GetTemplate',
+    'Health',
+    'ListEndpoints',
+    'ListTemplates',
+    'PatchTemplate',
+    'Ready',
+    'UpdateTemplate',
   ]);
   for (const { path, method, op } of operations.filter((o) => o.path.startsWith('/v1/'))) {
     for (const status of ['400', '401', '503']) assert.ok(op.responses[status], `${method} ${path} documents ${status}`);
@@ -50,7 +64,10 @@ test('states every bound of the validation table, from the schemas that validate
   assert.deepEqual(p.category.enum, ['NVIDIA', 'AMD', 'CPU']);
   assert.equal(p.containerRegistryAuthId.maxLength, 128);
   assert.deepEqual([p.dockerEntrypoint.maxItems, p.dockerEntrypoint.items.maxLength], [64, 4096]);
-  assert.deepEqual([p.env.maxProperties, p.env.propertyNames.pattern, p.env.additionalProperties.maxLength], [256, '^[A-Za-z_][A-Za-z0-9_]*$', 32768]);
+  assert.deepEqual(
+    [p.env.maxProperties, p.env.propertyNames.pattern, p.env.additionalProperties.maxLength],
+    [256, '^[A-Za-z_][A-Za-z0-9_]*$', 32768],
+  );
   assert.deepEqual([p.ports.maxItems, p.ports.uniqueItems], [64, true]);
   assert.equal(p.readme.maxLength, 102400);
   const update = doc.components.schemas.TemplateUpdateInput.properties;

@@ -24,8 +24,16 @@ forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect)
       'with spaces': `Bearer ${alice} extra`,
     };
     for (const [name, authorization] of Object.entries(cases)) {
-      for (const [method, url] of [['GET', '/v1/templates'], ['POST', '/v1/templates'], ['GET', '/v1/templates/x'], ['DELETE', '/v1/endpoints/x']] as const) {
-        const r = await h.call(method, url, { headers: authorization ? { authorization } : {}, body: method === 'POST' ? 'not json' : undefined });
+      for (const [method, url] of [
+        ['GET', '/v1/templates'],
+        ['POST', '/v1/templates'],
+        ['GET', '/v1/templates/x'],
+        ['DELETE', '/v1/endpoints/x'],
+      ] as const) {
+        const r = await h.call(method, url, {
+          headers: authorization ? { authorization } : {},
+          body: method === 'POST' ? 'not json' : undefined,
+        });
         assert.equal(r.status, 401, `${name} ${method} ${url}`);
         assert.equal(r.headers['www-authenticate'], 'Bearer realm="podplate"');
         assert.match(String(r.headers['content-type']), /^application\/problem\+json/);
@@ -47,7 +55,11 @@ forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect)
       assert.equal(r.status, 400, broken);
       assert.equal(r.body.errors[0].path, '');
     }
-    const charset = await h.call('POST', '/v1/templates', { key: alice, body: templateBody(), headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const charset = await h.call('POST', '/v1/templates', {
+      key: alice,
+      body: templateBody(),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
     assert.equal(charset.status, 200);
   });
 

@@ -33,7 +33,10 @@ forEachDialect('GET /v1/templates', (dialect) => {
     const r = await h.call('GET', '/v1/templates', { key: alice });
     assert.equal(r.status, 200);
     assert.ok(Array.isArray(r.body));
-    assert.deepEqual(r.body.map((t: { id: string }) => t.id), created.map((t) => t.id).reverse());
+    assert.deepEqual(
+      r.body.map((t: { id: string }) => t.id),
+      created.map((t) => t.id).reverse(),
+    );
     assert.equal(r.headers.link, undefined);
   });
 
@@ -50,7 +53,10 @@ forEachDialect('GET /v1/templates', (dialect) => {
       if (url) assert.match(url, /^\/v1\/templates\?limit=7&isServerless=true&cursor=/);
       pages++;
     }
-    const expected = created.filter((t) => t.isServerless).map((t) => t.id).reverse();
+    const expected = created
+      .filter((t) => t.isServerless)
+      .map((t) => t.id)
+      .reverse();
     assert.deepEqual(seen, expected);
     assert.equal(pages, Math.ceil(expected.length / 7));
   });
@@ -69,8 +75,14 @@ forEachDialect('GET /v1/templates', (dialect) => {
     for (const category of ['NVIDIA', 'AMD', 'CPU']) {
       for (const isServerless of [true, false]) {
         const r = await h.call('GET', `/v1/templates?category=${category}&isServerless=${isServerless}`, { key: alice });
-        const expected = created.filter((t) => t.category === category && t.isServerless === isServerless).map((t) => t.id).reverse();
-        assert.deepEqual(r.body.map((t: { id: string }) => t.id), expected);
+        const expected = created
+          .filter((t) => t.category === category && t.isServerless === isServerless)
+          .map((t) => t.id)
+          .reverse();
+        assert.deepEqual(
+          r.body.map((t: { id: string }) => t.id),
+          expected,
+        );
       }
     }
     assert.equal((await h.call('GET', '/v1/templates?category=TPU', { key: alice })).status, 400);
@@ -88,7 +100,14 @@ forEachDialect('GET /v1/templates', (dialect) => {
     for (const [q, match] of cases) {
       const r = await h.call('GET', `/v1/templates?q=${encodeURIComponent(q)}`, { key: alice });
       assert.equal(r.status, 200);
-      assert.deepEqual(r.body.map((t: { id: string }) => t.id), created.filter(match).map((t) => t.id).reverse(), q);
+      assert.deepEqual(
+        r.body.map((t: { id: string }) => t.id),
+        created
+          .filter(match)
+          .map((t) => t.id)
+          .reverse(),
+        q,
+      );
     }
   });
 
@@ -108,7 +127,11 @@ forEachDialect('GET /v1/templates', (dialect) => {
 
   test("other accounts see none of alice's private templates", async () => {
     const bob = await h.key('bob');
-    const r = await h.call('GET', '/v1/templates?includePublicTemplates=true&includePlatformTemplates=true&includeEndpointBoundTemplates=true', { key: bob });
+    const r = await h.call(
+      'GET',
+      '/v1/templates?includePublicTemplates=true&includePlatformTemplates=true&includeEndpointBoundTemplates=true',
+      { key: bob },
+    );
     assert.deepEqual(r.body, []);
   });
 });

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { visibilityFor } from '../../src/domain/visibility.ts';
+import { dialectFor } from '../../src/store/dialect.ts';
+import type { TemplateRecord } from '../../src/store/store.ts';
+import { AlreadyBound, NameTaken, Store } from '../../src/store/store.ts';
+import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
+
+// The store's contract, the same on every dialect: what is written reads back exactly, constraints hold.
+
+const at = '2026-01-02T03:04:05.678Z';
+let n = 0;
+const record = (overrides: Partial<TemplateRecord> = {}): TemplateRecord => ({
+  id: `tmpl${String(++n).padStart(12, '0')}`,
+  name: `name ${n}`,
+  imageName: 'ubuntu:22.04',
+  category: 'NVIDIA',
+  containerDiskInGb: 50,
+  volumeInGb: 20,
+  volumeMountPath: '/workspace',
+  containerRegistryAuthId: '',
+  dockerEntrypoint: [],
+  dockerStartCmd: [],
+  env: {},
+  ports: [],
+  readme: '',
+  isPublic: false,
+  isPlatform: false,
+  isServerless: false,
+  earned: 0,
+  runtimeInMin: 0,
+  revision: 1,
+  createdAt: at,
+  updatedAt: at,
+  ownerId: 'acc_a',
+  endpointId: null,
+  ...overrides,
+});
+
+forEachDialect('store contract', (dialect) => {
+  let db: Database;
+  let store: Store;
+  before(async () => {
+    db = await freshDatabase(dialect);
+    store = Store.open(dialectFor(db.url));
+    await store.migrate();
+    await store.migrate(); // idempotent
+    for (const [id, name, role] of [
+      ['acc_a', 'a', 'user'],
+      ['acc_b', 'b', 'user'],
+      ['acc_p', 'p', 'platform'],
+    ] as const) {
+      await store.ensureAccount({ id, name, role, createdAt: at });
+    }
+  });
+  after(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  test('a template reads back exactly as written: JSON order, unicode, numbers, booleans, timestamps', async () => {
+    const t = record({
+      name: 'ünïcødé ✓ 名前 \u{1F680}',
+      env: { ZED: 'z', ALPHA: 'a', EMPTY: '', QUOTE: '"\'\\\n' },
+      ports: ['8888/http', '22/tcp'],
+      dockerEntrypoint: ['sh', '-c', 'echo "$HOME"'],
+      readme: '# Title\n\n<script>x</script>',
+      isPublic: true,
+      isServerless: true,
+      earned: 1234.5678,
+      runtimeInMin: 2 ** 40,
+      category: 'CPU',
+    });
+    await store.insertTemplate(t);
+    const back = await store.findTemplate(t.id);
+    assert.deepEqual(back, t);
+    assert.equal(JSON.stringify(back), JSON.stringify(t), 'key order too');
+  });
+
+  test('names are unique per owner, not across owners', async () => {
+    const t = record({ name: 'dup' });
+    await store.insertTemplate(t);
+    await assert.rejects(store.insertTemplate(record({ name: 'dup' })), NameTaken);
+    await store.insertTemplate(record({ name: 'dup', ownerId: 'acc_b' }));
+    const other = record({ name: 'other' });
+    await store.insertTemplate(other);
+    await assert.rejects(store.replaceTemplate({ ...other, name: 'dup', revision: 2 }, 1), NameTaken);
+  });
+
+  test('replace is conditional on the revision', async () => {
+    const t = record();
+    await store.insertTemplate(t);
+    assert.equal(await store.replaceTemplate({ ...t, readme: 'x', revision: 2 }, 1), true);
+    assert.equal(await store.replaceTemplate({ ...t, readme: 'y', revision: 2 }, 1), false);
+    assert.equal((await store.findTemplate(t.id))?.readme, 'x');
+    assert.equal(await store.replaceTemplate({ ...t, id: 'nosuchtemplate00', revision: 2 }, 1), false);
+  });
+
+  test('a transaction that fails leaves nothing behind', async () => {
+    const t = record();
+    await assert.rejects(
+      store.transaction(async (tx) => {
+        await tx.insertTemplate(t);
+        throw new Error('abort');
+      }),
+      /abort/,
+    );
+    assert.equal(await store.findTemplate(t.id), undefined);
+  });
+
+  test('binding: one endpoint per template, bound templates cannot be deleted, unbinding on endpoint delete', async () => {
+    const t = record({ isServerless: true });
+    await store.insertTemplate(t);
+    const endpoint = {
+      id: `ep${n}`,
+      ownerId: 'acc_a',
+      name: `ep ${n}`,
+      templateId: t.id,
+      workersMin: 0,
+      workersMax: 3,
+      version: 1,
+      createdAt: at,
+      updatedAt: at,
+    };
+    await store.createEndpoint(endpoint);
+    assert.deepEqual(await store.findEndpoint(endpoint.id), endpoint);
+    await assert.rejects(store.createEndpoint({ ...endpoint, id: 'ep-other', name: 'other' }), AlreadyBound);
+    assert.equal((await store.findTemplate(t.id))?.endpointId, endpoint.id);
+    assert.equal(await store.deleteTemplate(t.id), false);
+    assert.equal(await store.deleteEndpoint(endpoint.id), true);
+    assert.equal((await store.findTemplate(t.id))?.endpointId, null);
+    assert.equal(await store.deleteTemplate(t.id), true);
+  });
+
+  test('lists page by position, newest first, within the visibility', async () => {
+    const owner = 'acc_b';
+    const mine: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const t = record({ ownerId: owner, name: `page ${i}` });
+      await store.insertTemplate(t);
+      mine.unshift(t.id);
+    }
+    const visibility = visibilityFor({ accountId: owner, role: 'user' }, {});
+    const seen: string[] = [];
+    let before: number | undefined;
+    do {
+      const page = await store.listTemplates({ visibility, limit: 3, before, search: 'page' });
+      seen.push(...page.templates.map((t) => t.id));
+      before = page.next;
+    } while (before !== undefined);
+    assert.deepEqual(seen, mine);
+  });
+
+  test('keys: digests, revocation, role of the account', async () => {
+    await store.insertApiKey({ id: 'key_1', accountId: 'acc_a', digest: 'd'.repeat(64), prefix: 'pp_abcd', createdAt: at });
+    const principal = await store.findPrincipal('d'.repeat(64));
+    assert.deepEqual(principal, {
+      keyId: 'key_1',
+      accountId: 'acc_a',
+      accountName: 'a',
+      role: 'user',
+      digest: 'd'.repeat(64),
+      revokedAt: null,
+    });
+    assert.equal(await store.revokeApiKey('key_1', at), true);
+    assert.equal(await store.revokeApiKey('key_1', at), false);
+    assert.equal((await store.findPrincipal('d'.repeat(64)))?.revokedAt, at);
+    assert.equal(await store.findPrincipal('e'.repeat(64)), undefined);
+    await assert.rejects(store.ensureAccount({ id: 'acc_x', name: 'a', role: 'platform', createdAt: at }), /has role user/);
+  });
+});
