@@ -3,6 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.ts';
 import { Endpoint, EndpointCreate } from './domain/endpoint.ts';
+import { Release, ReleaseProgress, UsageReport } from './domain/release.ts';
+import { FieldChangeSchema, Revision, RollbackInput } from './domain/revision.ts';
 import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
 import { KeyRing } from './http/auth.ts';
 import { registerOpenApi } from './http/openapi.ts';
@@ -26,7 +28,20 @@ export interface AppOptions {
 }
 
 export const BODY_LIMIT = 1024 * 1024;
-const SHARED_SCHEMAS = [Template, TemplateCreate, TemplateUpdate, Endpoint, EndpointCreate, Problem];
+const SHARED_SCHEMAS = [
+  Template,
+  TemplateCreate,
+  TemplateUpdate,
+  FieldChangeSchema,
+  Revision,
+  RollbackInput,
+  UsageReport,
+  Endpoint,
+  EndpointCreate,
+  Release,
+  ReleaseProgress,
+  Problem,
+];
 
 /** The HTTP application: what the server listens with, and what tests and benchmarks inject into. */
 export async function buildApp({ store, config, logger = false }: AppOptions): Promise<FastifyInstance> {

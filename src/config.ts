@@ -23,6 +23,21 @@ export const ConfigSchema = Type.Object({
   DB_CONNECT_TIMEOUT_MS: integer(5000, 100, 600_000, 'PostgreSQL: waiting longer for a connection answers 503.'),
   KEY_CACHE_TTL_MS: integer(2000, 0, 5000, 'How long a key lookup is cached: the longest a revoked key may still work.'),
   REQUEST_TIMEOUT_MS: integer(30_000, 1000, 600_000, 'A request must arrive whole within this time.'),
+  RELEASE_WEBHOOK_URL: Type.Optional(
+    Type.String({ pattern: '^https?://.+', description: 'Where release webhooks are POSTed; unset, releases wait in the outbox.' }),
+  ),
+  RELEASE_WEBHOOK_SECRET: Type.Optional(
+    Type.String({ minLength: 16, description: 'The signing secret: "whsec_<base64>" or any string of 16 characters or more.' }),
+  ),
+  RELEASE_WEBHOOK_TIMEOUT_MS: integer(5000, 100, 60_000, 'A receiver that has not answered within this time has failed the attempt.'),
+  RELEASE_RETRY_BASE_MS: integer(
+    1000,
+    10,
+    3_600_000,
+    'The first retry of a failed webhook waits about this long, then twice as long each time.',
+  ),
+  RELEASE_RETRY_MAX_MS: integer(300_000, 10, 86_400_000, 'The longest wait between two attempts.'),
+  OUTBOX_POLL_MS: integer(250, 10, 60_000, 'How often each process looks for webhooks to send.'),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -37,5 +52,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (errors.length > 0) {
     throw new ConfigError(errors.map((e) => `${e.path.slice(1)}=${JSON.stringify(raw[e.path.slice(1)] ?? '')}: ${e.message}`).join('\n'));
   }
-  return config as Config;
+  const checked = config as Config;
+  if (checked.RELEASE_WEBHOOK_URL && !checked.RELEASE_WEBHOOK_SECRET) {
+    throw new ConfigError('RELEASE_WEBHOOK_SECRET must be set when RELEASE_WEBHOOK_URL is: every webhook is signed.');
+  }
+  return checked;
 }

@@ -1,6 +1,8 @@
 import { buildApp } from './app.ts';
 import { type Config, readConfig } from './config.ts';
+import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency.ts';
 import { bootstrapKey } from './registry/keys.ts';
+import { Deliverer } from './releases/deliverer.ts';
 import { dialectFor } from './store/dialect.ts';
 import { Store } from './store/store.ts';
 
@@ -36,13 +38,37 @@ export async function serve(config: Config = readConfig()): Promise<void> {
   }
 
   const app = await buildApp({ store, config, logger: { level: config.LOG_LEVEL } });
+  const deliverer = config.RELEASE_WEBHOOK_URL
+    ? new Deliverer(
+        store,
+        {
+          url: config.RELEASE_WEBHOOK_URL,
+          secret: config.RELEASE_WEBHOOK_SECRET as string,
+          timeoutMs: config.RELEASE_WEBHOOK_TIMEOUT_MS,
+          retryBaseMs: config.RELEASE_RETRY_BASE_MS,
+          retryMaxMs: config.RELEASE_RETRY_MAX_MS,
+          pollMs: config.OUTBOX_POLL_MS,
+        },
+        app.log,
+      )
+    : undefined;
+  if (!deliverer) app.log.warn('RELEASE_WEBHOOK_URL is not set: rolling releases are recorded, and wait in the outbox');
+  // Stored responses to Idempotency-Keys are kept 24 hours, then forgotten.
+  const housekeeping = setInterval(
+    () => {
+      store.forgetResponsesBefore(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString()).catch(() => {});
+    },
+    60 * 60 * 1000,
+  ).unref();
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'shutting down: draining in-flight requests');
     try {
+      clearInterval(housekeeping);
       await app.close();
+      await deliverer?.stop();
       await store.close();
       process.exit(0);
     } catch (error) {
@@ -54,4 +80,5 @@ export async function serve(config: Config = readConfig()): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 
   await app.listen({ host: config.HOST, port: config.PORT });
+  deliverer?.start();
 }

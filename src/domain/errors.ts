@@ -4,6 +4,8 @@ export interface FieldError {
   /** JSON Pointer to the offending value in the request, e.g. "/ports/1". */
   path: string;
   message: string;
+  /** The part of the request it is in, when not the body. */
+  in?: 'body' | 'query' | 'path' | 'header';
 }
 
 export class DomainError extends Error {

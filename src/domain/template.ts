@@ -187,19 +187,14 @@ export function newTemplateContent(input: TemplateCreate): TemplateContent {
   return { ...structuredClone(TEMPLATE_DEFAULTS), ...input };
 }
 
-/** The content after applying a partial update, and the fields whose value changed. */
-export function applyUpdate(current: TemplateContent, update: TemplateUpdate): { content: TemplateContent; changed: string[] } {
+/** The content after applying a partial update: absent fields keep their value; null clears the registry auth. */
+export function applyUpdate(current: TemplateContent, update: TemplateUpdate): TemplateContent {
   const content: TemplateContent = { ...current };
-  const changed: string[] = [];
-  for (const [key, raw] of Object.entries(update) as [keyof TemplateUpdate, unknown][]) {
-    if (raw === undefined) continue;
-    const value = key === 'containerRegistryAuthId' && raw === null ? '' : raw;
-    if (!sameValue(current[key], value)) {
-      (content as Record<string, unknown>)[key] = value;
-      changed.push(key);
-    }
+  for (const [key, value] of Object.entries(update) as [keyof TemplateUpdate, unknown][]) {
+    if (value === undefined) continue;
+    (content as Record<string, unknown>)[key] = key === 'containerRegistryAuthId' && value === null ? '' : value;
   }
-  return { content, changed };
+  return content;
 }
 
 /** Equality of JSON values; arrays are ordered, objects (env) are maps whose key order does not matter. */

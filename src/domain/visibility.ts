@@ -6,6 +6,8 @@ export type Role = 'user' | 'platform';
 export interface Caller {
   accountId: string;
   role: Role;
+  /** The API key the caller used: recorded with every revision it makes. */
+  keyId: string;
 }
 
 export interface IncludeFlags {
@@ -32,7 +34,7 @@ export interface VisibleFacts {
   bound: boolean;
 }
 
-export function visibilityFor(caller: Caller, flags: IncludeFlags): Visibility {
+export function visibilityFor(caller: Pick<Caller, 'accountId' | 'role'>, flags: IncludeFlags): Visibility {
   return {
     ownerId: caller.accountId,
     bound: flags.includeEndpointBoundTemplates === true,

@@ -6,7 +6,7 @@ import type { Principal, Store } from '../store/store.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    caller: Caller & { keyId: string };
+    caller: Caller;
   }
 }
 

@@ -47,7 +47,7 @@ export type ProblemKind = keyof typeof KINDS;
 
 export const PROBLEM_TYPE_BASE = 'https://podplate.dev/problems/';
 
-export function problem(kind: ProblemKind, detail: string, errors?: (FieldError & { in?: Part })[], part: Part = 'body'): Problem {
+export function problem(kind: ProblemKind, detail: string, errors?: FieldError[], part: Part = 'body'): Problem {
   const { status, slug, title } = KINDS[kind];
   const body: Problem = { type: PROBLEM_TYPE_BASE + slug, title, status, detail };
   if (errors && errors.length > 0) body.errors = errors.map((e) => ({ in: e.in ?? part, path: e.path, message: e.message }));

@@ -61,9 +61,74 @@ export interface EndpointsTable {
   updated_at: string;
 }
 
+export interface TemplateRevisionsTable {
+  template_id: string;
+  revision: number;
+  /** The template's content at this revision, as JSON. */
+  snapshot: string;
+  /** The changes from the revision before, as JSON: [{ field, from, to }]. */
+  diff: string;
+  key_id: string;
+  created_at: string;
+}
+
+export interface ReleasesTable {
+  seq: Generated<number>;
+  id: string;
+  endpoint_id: string;
+  version: number;
+  template_id: string;
+  template_revision: number;
+  diff: string;
+  status: string;
+  workers_updated: number;
+  workers_total: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OutboxTable {
+  seq: Generated<number>;
+  event_id: string;
+  type: string;
+  /** What the event is about (a release id): how an API reader finds the delivery state. */
+  subject_id: string;
+  payload: string;
+  created_at: string;
+  attempts: Generated<number>;
+  next_attempt_at: string;
+  /** While a deliverer holds the row: no other deliverer takes it before this time. */
+  leased_until: string | null;
+  last_error: string | null;
+  delivered_at: string | null;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  request_hash: string;
+  status: number;
+  headers: string;
+  body: string;
+  created_at: string;
+}
+
+export interface UsageReportsTable {
+  usage_id: string;
+  template_id: string;
+  runtime_in_min: number;
+  earned: number;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   templates: TemplatesTable;
   endpoints: EndpointsTable;
+  template_revisions: TemplateRevisionsTable;
+  releases: ReleasesTable;
+  outbox: OutboxTable;
+  idempotency_keys: IdempotencyKeysTable;
+  usage_reports: UsageReportsTable;
 }

@@ -1,21 +1,17 @@
 import { type Expression, type ExpressionBuilder, Kysely, Migrator, type Selectable, type SqlBool, sql } from 'kysely';
-import type { Template } from '../domain/template.ts';
+import type { ReleaseStatus } from '../domain/release.ts';
+import type { FieldChange } from '../domain/revision.ts';
+import type { Template, TemplateContent } from '../domain/template.ts';
 import type { Role, Visibility } from '../domain/visibility.ts';
 import type { SqlDialect } from './dialect.ts';
 import { migrations } from './migrations/index.ts';
-import type { Database, EndpointsTable, TemplatesTable } from './schema.ts';
+import type { Database, EndpointsTable, ReleasesTable, TemplateRevisionsTable, TemplatesTable } from './schema.ts';
 
 // The one store: every query written once over Kysely, run on SQLite or PostgreSQL through a SqlDialect.
 
 export interface TemplateRecord extends Template {
   ownerId: string;
   endpointId: string | null;
-}
-
-export interface TemplatePage {
-  templates: TemplateRecord[];
-  /** Position after the last template of the page, when more may follow. */
-  next?: number;
 }
 
 export interface TemplateQuery {
@@ -59,6 +55,57 @@ export interface EndpointRecord {
   updatedAt: string;
 }
 
+export interface RevisionRecord {
+  templateId: string;
+  revision: number;
+  snapshot: TemplateContent;
+  diff: FieldChange[];
+  keyId: string;
+  createdAt: string;
+}
+
+export interface ReleaseRecord {
+  id: string;
+  endpointId: string;
+  version: number;
+  templateId: string;
+  templateRevision: number;
+  diff: FieldChange[];
+  status: ReleaseStatus;
+  workersUpdated: number;
+  workersTotal: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DeliveryState {
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: string;
+  deliveredAt: string | null;
+}
+
+export interface OutboxEvent {
+  seq: number;
+  eventId: string;
+  type: string;
+  payload: string;
+  attempts: number;
+}
+
+export interface StoredResponse {
+  requestHash: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Position after the last item of the page, when more may follow. */
+  next?: number;
+}
+
 export class NameTaken extends Error {}
 export class AlreadyBound extends Error {}
 export class RoleMismatch extends Error {}
@@ -73,8 +120,9 @@ export class Store {
     return new Store(new Kysely<Database>({ dialect: dialect.kysely }), dialect);
   }
 
-  /** Runs `work` in one transaction: all of its writes land, or none. */
+  /** Runs `work` in one transaction: all of its writes land, or none. Inside a transaction, joins it. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T> {
+    if (this.db.isTransaction) return work(this);
     return this.db.transaction().execute((trx) => work(new Store(trx, this.dialect)));
   }
 
@@ -208,7 +256,7 @@ export class Store {
     return result.numDeletedRows > 0n;
   }
 
-  async listTemplates(query: TemplateQuery): Promise<TemplatePage> {
+  async listTemplates(query: TemplateQuery): Promise<Page<TemplateRecord>> {
     let select = this.db
       .selectFrom('templates')
       .selectAll()
@@ -221,9 +269,7 @@ export class Store {
       .orderBy('seq', 'desc')
       .limit(query.limit + 1)
       .execute();
-    const more = rows.length > query.limit;
-    const page = more ? rows.slice(0, query.limit) : rows;
-    return { templates: page.map(toTemplate), next: more ? page[page.length - 1]?.seq : undefined };
+    return page(rows, query.limit, (row) => row.seq, toTemplate);
   }
 
   // --- endpoints
@@ -251,16 +297,14 @@ export class Store {
     return row && toEndpoint(row);
   }
 
-  async listEndpoints(ownerId: string, limit: number, before?: number): Promise<{ endpoints: EndpointRecord[]; next?: number }> {
+  async listEndpoints(ownerId: string, limit: number, before?: number): Promise<Page<EndpointRecord>> {
     let select = this.db.selectFrom('endpoints').selectAll().where('owner_id', '=', ownerId);
     if (before !== undefined) select = select.where('seq', '<', before);
     const rows = await select
       .orderBy('seq', 'desc')
       .limit(limit + 1)
       .execute();
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    return { endpoints: page.map(toEndpoint), next: more ? page[page.length - 1]?.seq : undefined };
+    return page(rows, limit, (row) => row.seq, toEndpoint);
   }
 
   /** Deletes the endpoint and unbinds its template, at once; false when it is gone. */
@@ -272,6 +316,255 @@ export class Store {
       await store.db.updateTable('templates').set({ endpoint_id: null }).where('id', '=', endpoint.template_id).execute();
       return true;
     });
+  }
+
+  // --- revisions
+
+  async insertRevision(r: RevisionRecord): Promise<void> {
+    await this.db
+      .insertInto('template_revisions')
+      .values({
+        template_id: r.templateId,
+        revision: r.revision,
+        snapshot: JSON.stringify(r.snapshot),
+        diff: JSON.stringify(r.diff),
+        key_id: r.keyId,
+        created_at: r.createdAt,
+      })
+      .execute();
+  }
+
+  async findRevision(templateId: string, revision: number): Promise<RevisionRecord | undefined> {
+    const row = await this.db
+      .selectFrom('template_revisions')
+      .selectAll()
+      .where('template_id', '=', templateId)
+      .where('revision', '=', revision)
+      .executeTakeFirst();
+    return row && toRevision(row);
+  }
+
+  /** Newest first; `before` is a revision number. */
+  async listRevisions(templateId: string, limit: number, before?: number): Promise<Page<RevisionRecord>> {
+    let select = this.db.selectFrom('template_revisions').selectAll().where('template_id', '=', templateId);
+    if (before !== undefined) select = select.where('revision', '<', before);
+    const rows = await select
+      .orderBy('revision', 'desc')
+      .limit(limit + 1)
+      .execute();
+    return page(rows, limit, (row) => row.revision, toRevision);
+  }
+
+  // --- releases
+
+  /** Records a new release of the endpoint: supersedes its unfinished ones and moves its version on. */
+  async insertRelease(release: ReleaseRecord): Promise<void> {
+    await this.db
+      .updateTable('releases')
+      .set({ status: 'superseded', updated_at: release.createdAt })
+      .where('endpoint_id', '=', release.endpointId)
+      .where('status', 'in', ['pending', 'rolling'])
+      .execute();
+    await this.db
+      .updateTable('endpoints')
+      .set({ version: release.version, updated_at: release.createdAt })
+      .where('id', '=', release.endpointId)
+      .execute();
+    await this.db
+      .insertInto('releases')
+      .values({
+        id: release.id,
+        endpoint_id: release.endpointId,
+        version: release.version,
+        template_id: release.templateId,
+        template_revision: release.templateRevision,
+        diff: JSON.stringify(release.diff),
+        status: release.status,
+        workers_updated: release.workersUpdated,
+        workers_total: release.workersTotal,
+        created_at: release.createdAt,
+        updated_at: release.updatedAt,
+      })
+      .execute();
+  }
+
+  async findRelease(id: string, options: { lock?: boolean } = {}): Promise<ReleaseRecord | undefined> {
+    let select = this.db.selectFrom('releases').selectAll().where('id', '=', id);
+    if (options.lock && this.dialect.name === 'postgres') select = select.forUpdate();
+    const row = await select.executeTakeFirst();
+    return row && toRelease(row);
+  }
+
+  async listReleases(endpointId: string, limit: number, before?: number): Promise<Page<ReleaseRecord>> {
+    let select = this.db.selectFrom('releases').selectAll().where('endpoint_id', '=', endpointId);
+    if (before !== undefined) select = select.where('seq', '<', before);
+    const rows = await select
+      .orderBy('seq', 'desc')
+      .limit(limit + 1)
+      .execute();
+    return page(rows, limit, (row) => row.seq, toRelease);
+  }
+
+  async updateReleaseProgress(r: Pick<ReleaseRecord, 'id' | 'status' | 'workersUpdated' | 'workersTotal' | 'updatedAt'>): Promise<void> {
+    await this.db
+      .updateTable('releases')
+      .set({ status: r.status, workers_updated: r.workersUpdated, workers_total: r.workersTotal, updated_at: r.updatedAt })
+      .where('id', '=', r.id)
+      .execute();
+  }
+
+  // --- the outbox
+
+  async enqueue(event: { eventId: string; type: string; subjectId: string; payload: string; createdAt: string }): Promise<void> {
+    await this.db
+      .insertInto('outbox')
+      .values({
+        event_id: event.eventId,
+        type: event.type,
+        subject_id: event.subjectId,
+        payload: event.payload,
+        created_at: event.createdAt,
+        next_attempt_at: event.createdAt,
+      })
+      .execute();
+  }
+
+  /**
+   * Takes up to `limit` events that are due and not held by another deliverer, and holds them until
+   * `leaseUntil`. On PostgreSQL, rows that another process is claiming at this moment are skipped.
+   */
+  async claimDue(now: string, leaseUntil: string, limit: number): Promise<OutboxEvent[]> {
+    return this.transaction(async (tx) => {
+      let due = tx.db
+        .selectFrom('outbox')
+        .select('seq')
+        .where('delivered_at', 'is', null)
+        .where('next_attempt_at', '<=', now)
+        .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<', now)]))
+        .orderBy('seq')
+        .limit(limit);
+      if (tx.dialect.name === 'postgres') due = due.forUpdate().skipLocked();
+      const seqs = (await due.execute()).map((r) => r.seq);
+      if (seqs.length === 0) return [];
+      const rows = await tx.db
+        .updateTable('outbox')
+        .set((eb) => ({ leased_until: leaseUntil, attempts: eb('attempts', '+', 1) }))
+        .where('seq', 'in', seqs)
+        .returning(['seq', 'event_id', 'type', 'payload', 'attempts'])
+        .execute();
+      return rows
+        .map((r) => ({ seq: Number(r.seq), eventId: r.event_id, type: r.type, payload: r.payload, attempts: r.attempts }))
+        .sort((a, b) => a.seq - b.seq);
+    });
+  }
+
+  async markDelivered(seq: number, at: string): Promise<void> {
+    await this.db.updateTable('outbox').set({ delivered_at: at, leased_until: null, last_error: null }).where('seq', '=', seq).execute();
+  }
+
+  async markFailed(seq: number, error: string, nextAttemptAt: string): Promise<void> {
+    await this.db
+      .updateTable('outbox')
+      .set({ last_error: error, next_attempt_at: nextAttemptAt, leased_until: null })
+      .where('seq', '=', seq)
+      .execute();
+  }
+
+  /** The delivery state of the events about each subject (a release), by subject id. */
+  async deliveries(subjectIds: string[]): Promise<Map<string, DeliveryState>> {
+    if (subjectIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('outbox')
+      .select(['subject_id', 'attempts', 'last_error', 'next_attempt_at', 'delivered_at'])
+      .where('subject_id', 'in', subjectIds)
+      .execute();
+    return new Map(
+      rows.map((r) => [
+        r.subject_id,
+        { attempts: r.attempts, lastError: r.last_error, nextAttemptAt: r.next_attempt_at, deliveredAt: r.delivered_at },
+      ]),
+    );
+  }
+
+  /** Events not yet delivered: how many, how many have failed at least once, and when the oldest was written. */
+  async outboxBacklog(): Promise<{ pending: number; failing: number; oldest: string | null }> {
+    const row = await this.db
+      .selectFrom('outbox')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('pending'),
+        eb.fn.count<number>('last_error').as('failing'),
+        eb.fn.min('created_at').as('oldest'),
+      ])
+      .where('delivered_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return { pending: Number(row.pending), failing: Number(row.failing), oldest: (row.oldest as string | null) ?? null };
+  }
+
+  // --- idempotency keys
+
+  async findStoredResponse(accountId: string, key: string): Promise<StoredResponse | undefined> {
+    const row = await this.db
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'status', 'headers', 'body'])
+      .where('account_id', '=', accountId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row && { requestHash: row.request_hash, status: row.status, headers: JSON.parse(row.headers), body: row.body };
+  }
+
+  async storeResponse(accountId: string, key: string, response: StoredResponse, at: string): Promise<void> {
+    await this.db
+      .insertInto('idempotency_keys')
+      .values({
+        account_id: accountId,
+        key,
+        request_hash: response.requestHash,
+        status: response.status,
+        headers: JSON.stringify(response.headers),
+        body: response.body,
+        created_at: at,
+      })
+      .execute();
+  }
+
+  async forgetResponsesBefore(at: string): Promise<number> {
+    const result = await this.db.deleteFrom('idempotency_keys').where('created_at', '<', at).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  // --- usage
+
+  /** Counts a usage report once per usageId: false (and nothing changes) when it was counted before. */
+  async addUsage(usage: {
+    usageId: string;
+    templateId: string;
+    runtimeInMin: number;
+    earned: number;
+    createdAt: string;
+  }): Promise<boolean> {
+    const inserted = await this.db
+      .insertInto('usage_reports')
+      .values({
+        usage_id: usage.usageId,
+        template_id: usage.templateId,
+        runtime_in_min: usage.runtimeInMin,
+        earned: usage.earned,
+        created_at: usage.createdAt,
+      })
+      .onConflict((oc) => oc.column('usage_id').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return false;
+    await this.db
+      .updateTable('templates')
+      .set((eb) => ({ runtime_in_min: eb('runtime_in_min', '+', usage.runtimeInMin), earned: eb('earned', '+', usage.earned) }))
+      .where('id', '=', usage.templateId)
+      .execute();
+    return true;
+  }
+
+  async findUsage(usageId: string): Promise<{ templateId: string; runtimeInMin: number; earned: number } | undefined> {
+    const row = await this.db.selectFrom('usage_reports').selectAll().where('usage_id', '=', usageId).executeTakeFirst();
+    return row && { templateId: row.template_id, runtimeInMin: Number(row.runtime_in_min), earned: row.earned };
   }
 }
 
@@ -340,6 +633,40 @@ function toTemplate(row: Selectable<TemplatesTable>): TemplateRecord {
     updatedAt: row.updated_at,
     ownerId: row.owner_id,
     endpointId: row.endpoint_id,
+  };
+}
+
+/** A page from `limit + 1` rows: the extra row only tells that more follow. */
+function page<Row, T>(rows: Row[], limit: number, position: (row: Row) => number, map: (row: Row) => T): Page<T> {
+  const shown = rows.slice(0, limit);
+  const last = shown[shown.length - 1];
+  return { items: shown.map(map), next: rows.length > limit && last ? position(last) : undefined };
+}
+
+function toRevision(row: Selectable<TemplateRevisionsTable>): RevisionRecord {
+  return {
+    templateId: row.template_id,
+    revision: row.revision,
+    snapshot: JSON.parse(row.snapshot),
+    diff: JSON.parse(row.diff),
+    keyId: row.key_id,
+    createdAt: row.created_at,
+  };
+}
+
+function toRelease(row: Selectable<ReleasesTable>): ReleaseRecord {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    version: row.version,
+    templateId: row.template_id,
+    templateRevision: row.template_revision,
+    diff: JSON.parse(row.diff),
+    status: row.status as ReleaseStatus,
+    workersUpdated: row.workers_updated,
+    workersTotal: row.workers_total,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 

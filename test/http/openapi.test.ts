@@ -35,19 +35,31 @@ test('documents every operation with its error responses', async () => {
     'GetEndpoint',
     'GetTemplate',
     'Health',
+    'ListEndpointReleases',
     'ListEndpoints',
+    'ListTemplateRevisions',
     'ListTemplates',
+    'Metrics',
     'PatchTemplate',
     'Ready',
+    'ReportReleaseProgress',
+    'ReportTemplateUsage',
+    'RollbackTemplate',
     'UpdateTemplate',
   ]);
   for (const { path, method, op } of operations.filter((o) => o.path.startsWith('/v1/'))) {
+    assert.ok(op.responses['200'] || op.responses['204'], `${method} ${path} documents its success`);
     for (const status of ['400', '401', '503']) assert.ok(op.responses[status], `${method} ${path} documents ${status}`);
     const problem = op.responses['401'] as { content: Record<string, { schema: { $ref: string } }> };
     assert.equal(problem.content['application/problem+json']?.schema.$ref, '#/components/schemas/Problem');
   }
   assert.ok(doc.paths['/v1/templates'].post.responses['409']);
   assert.ok(doc.paths['/v1/templates/{templateId}/update'].post.responses['403']);
+  assert.ok(doc.paths['/v1/templates/{templateId}/update'].post.responses['412']);
+  assert.ok(doc.paths['/v1/templates'].post.responses['422']);
+  assert.ok(doc.paths['/v1/templates/{templateId}'].get.responses['200'].headers.etag);
+  const headers = doc.paths['/v1/templates/{templateId}/rollback'].post.parameters.filter((p: { in: string }) => p.in === 'header');
+  assert.deepEqual(headers.map((p: { name: string }) => p.name).sort(), ['idempotency-key', 'if-match']);
 });
 
 test('states every bound of the validation table, from the schemas that validate', async () => {

@@ -145,7 +145,7 @@ forEachDialect('store contract', (dialect) => {
     let before: number | undefined;
     do {
       const page = await store.listTemplates({ visibility, limit: 3, before, search: 'page' });
-      seen.push(...page.templates.map((t) => t.id));
+      seen.push(...page.items.map((t) => t.id));
       before = page.next;
     } while (before !== undefined);
     assert.deepEqual(seen, mine);

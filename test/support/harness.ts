@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe } from 'node:test';
+import { describe, test } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
@@ -21,6 +21,8 @@ const requirePostgres = process.env.REQUIRE_POSTGRES === '1';
 if (!postgresUrl) {
   if (requirePostgres) throw new Error('REQUIRE_POSTGRES=1 but TEST_DATABASE_URL is not set: the PostgreSQL half cannot be skipped here.');
   process.stderr.write('\n*** TEST_DATABASE_URL is not set: the PostgreSQL half of this suite is SKIPPED. ***\n\n');
+  // Also in the runner's summary ("skipped N"), where it can't be missed.
+  test('the PostgreSQL half of this file', { skip: 'TEST_DATABASE_URL is not set' });
 }
 
 export const DIALECTS: DialectName[] = postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -85,7 +87,11 @@ export async function startHarness(dialect: DialectName, config: { KEY_CACHE_TTL
   const database = await freshDatabase(dialect);
   const store = Store.open(dialectFor(database.url, { poolSize: 5, statementTimeoutMs: 5000, connectionTimeoutMs: 5000 }));
   await store.migrate();
-  const app = await buildApp({ store, config: { KEY_CACHE_TTL_MS: 2000, REQUEST_TIMEOUT_MS: 30_000, ...config } });
+  const app = await buildApp({
+    store,
+    config: { KEY_CACHE_TTL_MS: 2000, REQUEST_TIMEOUT_MS: 30_000, ...config },
+    logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
+  });
   return {
     app,
     store,

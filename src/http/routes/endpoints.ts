@@ -2,7 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { Endpoint, EndpointCreate } from '../../domain/endpoint.ts';
 import { trimName } from '../../domain/name.ts';
+import { Release, ReleaseProgress } from '../../domain/release.ts';
 import * as endpoints from '../../registry/endpoints.ts';
+import * as releases from '../../registry/releases.ts';
 import { problemResponses } from '../problem.ts';
 import { IdParam, linkNext, PageQuery, pageStart } from '../schemas.ts';
 
@@ -40,7 +42,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
     handler: async (request, reply) => {
       const page = await store.listEndpoints(request.caller.accountId, request.query.limit ?? 100, pageStart(request.query.cursor));
       linkNext(request, reply, page.next);
-      return page.endpoints;
+      return page.items;
     },
   });
 
@@ -53,6 +55,42 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: Type.Ref(Endpoint, { description: 'The endpoint.' }), ...problemResponses(400, 401, 404, 503) },
     },
     handler: async (request) => endpoints.getEndpoint(store, request.caller, request.params.endpointId),
+  });
+
+  app.get('/endpoints/:endpointId/releases', {
+    schema: {
+      tags,
+      operationId: 'ListEndpointReleases',
+      summary: "List an endpoint's rolling releases",
+      description:
+        'The releases of an endpoint (of the caller, or any with a platform key), newest first, each with the state ' +
+        'of the webhook that announced it. A `Link: <…>; rel="next"` header gives the next page.',
+      params,
+      querystring: PageQuery,
+      response: { 200: Type.Array(Type.Ref(Release), { description: 'One page of releases.' }), ...problemResponses(400, 401, 404, 503) },
+    },
+    handler: async (request, reply) => {
+      const { limit = 100, cursor } = request.query;
+      const page = await releases.listReleases(store, request.caller, request.params.endpointId, limit, pageStart(cursor));
+      linkNext(request, reply, page.next);
+      return page.items;
+    },
+  });
+
+  app.post('/endpoints/:endpointId/releases/:releaseId/progress', {
+    schema: {
+      tags,
+      operationId: 'ReportReleaseProgress',
+      summary: 'Report the progress of a release (platform keys)',
+      description:
+        'The orchestrator reports how far a release has rolled: `rolling` with counts, then `completed` or `failed`. ' +
+        'A completed, failed or superseded release changes no more (409).',
+      params: Type.Object({ ...params.properties, ...IdParam('releaseId', 'release').properties }, { additionalProperties: false }),
+      body: Type.Ref(ReleaseProgress),
+      response: { 200: Type.Ref(Release, { description: 'The release.' }), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 503) },
+    },
+    handler: async (request) =>
+      releases.reportProgress(store, request.caller, request.params.endpointId, request.params.releaseId, request.body),
   });
 
   app.delete('/endpoints/:endpointId', {

@@ -1,13 +1,51 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import { trimName } from '../../domain/name.ts';
+import { UsageReport } from '../../domain/release.ts';
+import { Revision, RollbackInput } from '../../domain/revision.ts';
 import { Template, TemplateCreate, TemplateUpdate } from '../../domain/template.ts';
 import * as templates from '../../registry/templates.ts';
+import type { TemplateRecord } from '../../store/store.ts';
+import { etagOf, preconditionFrom } from '../conditional.ts';
+import { idempotent } from '../idempotency.ts';
 import { problemResponses } from '../problem.ts';
-import { IdParam, IncludeQuery, linkNext, pageStart, TemplateListQuery } from '../schemas.ts';
+import { IdParam, IncludeQuery, linkNext, PageQuery, pageStart, TemplateListQuery } from '../schemas.ts';
 
 const params = IdParam('templateId', 'template');
 const tags = ['templates'];
+
+const header = (description: string) => ({ schema: { type: 'string' }, description });
+const ETAG = { etag: header('The revision of the template, for If-Match.') };
+
+/** The 200 of an operation that answers with one template, with its ETag. */
+const oneTemplate = (description: string, headers: Record<string, unknown> = {}) => ({
+  description,
+  headers: { ...ETAG, ...headers },
+  content: { 'application/json': { schema: Type.Ref(Template) } },
+});
+
+const IfMatch = Type.Object(
+  {
+    'if-match': Type.Optional(
+      Type.String({ description: 'Make the write conditional: the ETag of the revision it was based on (412 otherwise).' }),
+    ),
+  },
+  { additionalProperties: true },
+);
+const IdempotencyKey = {
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description: 'Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422.',
+    }),
+  ),
+};
+
+const sendTemplate = (reply: FastifyReply, template: TemplateRecord) => reply.header('etag', etagOf(template)).send(template);
+const outcome = (template: TemplateRecord, location = false) => ({
+  payload: template,
+  headers: { etag: etagOf(template), ...(location ? { location: `/v1/templates/${template.id}` } : {}) },
+});
 
 export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app;
@@ -20,16 +58,15 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'CreateTemplate',
       summary: 'Create a template',
       description: 'Creates a template owned by the caller; with a platform key, an official one (`isPlatform: true`).',
+      headers: Type.Object(IdempotencyKey, { additionalProperties: true }),
       body: Type.Ref(TemplateCreate),
       response: {
-        200: Type.Ref(Template, { description: 'The new template; `Location` names it.' }),
-        ...problemResponses(400, 401, 409, 413, 415, 503),
+        200: oneTemplate('The new template.', { location: header('Where the new template is.') }),
+        ...problemResponses(400, 401, 409, 413, 415, 422, 503),
       },
     },
-    handler: async (request, reply) => {
-      const template = await templates.createTemplate(store, request.caller, request.body);
-      return reply.header('location', `/v1/templates/${template.id}`).send(template);
-    },
+    handler: (request, reply) =>
+      idempotent(request, reply, store, async (tx) => outcome(await templates.createTemplate(tx, request.caller, request.body), true)),
   });
 
   app.get('/templates', {
@@ -47,7 +84,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { limit = 100, cursor, ...filters } = request.query;
       const page = await templates.listTemplates(store, request.caller, { ...filters, limit, before: pageStart(cursor) });
       linkNext(request, reply, page.next);
-      return page.templates;
+      return page.items;
     },
   });
 
@@ -59,9 +96,10 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Returns the template if the caller can see it with the given flags; otherwise 404.',
       params,
       querystring: IncludeQuery,
-      response: { 200: Type.Ref(Template, { description: 'The template.' }), ...problemResponses(400, 401, 404, 503) },
+      response: { 200: oneTemplate('The template.'), ...problemResponses(400, 401, 404, 503) },
     },
-    handler: async (request) => templates.getTemplate(store, request.caller, request.params.templateId, request.query),
+    handler: async (request, reply) =>
+      sendTemplate(reply, await templates.getTemplate(store, request.caller, request.params.templateId, request.query)),
   });
 
   const updates = [
@@ -83,16 +121,20 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId,
         summary,
         description:
-          'A partial update by the owner: absent fields keep their value. A change makes a new revision and triggers a ' +
-          'rolling release for the endpoint bound to the template; an update that changes nothing changes nothing.',
+          'A partial update by the owner: absent fields keep their value. A change makes a new revision and starts a ' +
+          'rolling release on the endpoint bound to the template; an update that changes nothing changes nothing.',
         params,
+        headers: IfMatch,
         body: Type.Ref(TemplateUpdate),
-        response: {
-          200: Type.Ref(Template, { description: 'The template after the update.' }),
-          ...problemResponses(400, 401, 403, 404, 409, 413, 415, 503),
-        },
+        response: { 200: oneTemplate('The template after the update.'), ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 503) },
       },
-      handler: async (request) => templates.updateTemplate(store, request.caller, request.params.templateId, request.body),
+      handler: async (request, reply) => {
+        const precondition = preconditionFrom(request.headers['if-match']);
+        return sendTemplate(
+          reply,
+          await templates.updateTemplate(store, request.caller, request.params.templateId, request.body, precondition),
+        );
+      },
     });
   }
 
@@ -101,13 +143,78 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'DeleteTemplate',
       summary: 'Delete a template',
-      description: 'Deletes a template of the caller. A template bound to an endpoint cannot be deleted (409).',
+      description: 'Deletes a template of the caller, with its revisions. A template bound to an endpoint cannot be deleted (409).',
       params,
-      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404, 409, 503) },
+      headers: IfMatch,
+      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404, 409, 412, 503) },
     },
     handler: async (request, reply) => {
-      await templates.deleteTemplate(store, request.caller, request.params.templateId);
+      const precondition = preconditionFrom(request.headers['if-match']);
+      await templates.deleteTemplate(store, request.caller, request.params.templateId, precondition);
       return reply.code(204).send(null);
     },
+  });
+
+  app.get('/templates/:templateId/revisions', {
+    schema: {
+      tags,
+      operationId: 'ListTemplateRevisions',
+      summary: "List a template's revisions",
+      description:
+        'Every revision of a template of the caller, newest first: a full snapshot, its diff against the revision before, ' +
+        'which key made it and when. A `Link: <…>; rel="next"` header gives the next page.',
+      params,
+      querystring: PageQuery,
+      response: {
+        200: Type.Array(Type.Ref(Revision), { description: 'One page of revisions.' }),
+        ...problemResponses(400, 401, 403, 404, 503),
+      },
+    },
+    handler: async (request, reply) => {
+      const { limit = 100, cursor } = request.query;
+      const page = await templates.listRevisions(store, request.caller, request.params.templateId, limit, pageStart(cursor));
+      linkNext(request, reply, page.next);
+      return page.items.map(({ snapshot, templateId: _id, ...revision }) => ({ ...revision, template: snapshot }));
+    },
+  });
+
+  app.post('/templates/:templateId/rollback', {
+    schema: {
+      tags,
+      operationId: 'RollbackTemplate',
+      summary: 'Roll a template back to an earlier revision',
+      description:
+        'Makes a new revision whose content equals revision `revision` (category and Serverless-ness never change), and ' +
+        'starts a rolling release like any change. Rolling back to content equal to the current one changes nothing.',
+      params,
+      headers: Type.Object({ ...IfMatch.properties, ...IdempotencyKey }, { additionalProperties: true }),
+      body: Type.Ref(RollbackInput),
+      response: {
+        200: oneTemplate('The template after the rollback.'),
+        ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422, 503),
+      },
+    },
+    handler: (request, reply) => {
+      const precondition = preconditionFrom(request.headers['if-match']);
+      return idempotent(request, reply, store, async (tx) =>
+        outcome(await templates.rollbackTemplate(tx, request.caller, request.params.templateId, request.body.revision, precondition)),
+      );
+    },
+  });
+
+  app.post('/templates/:templateId/usage', {
+    schema: {
+      tags,
+      operationId: 'ReportTemplateUsage',
+      summary: 'Report usage of a template (platform keys)',
+      description:
+        "Adds `runtimeInMin` and `earned` to the template's totals. A usageId is counted once: repeating a report changes " +
+        'nothing; reusing its usageId with other values is a 409.',
+      params,
+      body: Type.Ref(UsageReport),
+      response: { 200: oneTemplate('The template with its new totals.'), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 503) },
+    },
+    handler: async (request, reply) =>
+      sendTemplate(reply, await templates.reportUsage(store, request.caller, request.params.templateId, request.body)),
   });
 };

@@ -1,11 +1,15 @@
 import type { Kysely, Migration } from 'kysely';
 import type { SqlDialect } from '../dialect.ts';
 import * as initial from './0001-initial.ts';
+import * as history from './0002-history-releases-outbox.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
 // Versioned, in order; a migration once released is never edited, only followed by a new one.
-const ordered: [string, DialectMigration][] = [['0001-initial', initial]];
+const ordered: [string, DialectMigration][] = [
+  ['0001-initial', initial],
+  ['0002-history-releases-outbox', history],
+];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {
   return Object.fromEntries(ordered.map(([name, m]) => [name, { up: (db: Kysely<unknown>) => m.up(db, dialect) }]));

@@ -1,0 +1,51 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { CONTENT_FIELDS, sameValue, Template, type TemplateContent } from './template.ts';
+
+/** One field that changed between two revisions. */
+export interface FieldChange {
+  field: string;
+  from: unknown;
+  to: unknown;
+}
+
+/** The fields whose value differs from `before` to `after`, in the order of the Template's fields. */
+export function diffContent(before: TemplateContent, after: TemplateContent): FieldChange[] {
+  return CONTENT_FIELDS.filter((field) => !sameValue(before[field], after[field])).map((field) => ({
+    field,
+    from: before[field],
+    to: after[field],
+  }));
+}
+
+/** The content of a template: every field its owner chose. */
+export const contentOf = (t: TemplateContent): TemplateContent =>
+  Object.fromEntries(CONTENT_FIELDS.map((field) => [field, t[field]])) as TemplateContent;
+
+const anyJson = Type.Unsafe<unknown>({ description: 'A value of the field.' });
+
+export const FieldChangeSchema = Type.Object(
+  {
+    field: Type.String({ description: 'The name of the field.' }),
+    from: anyJson,
+    to: anyJson,
+  },
+  { $id: 'FieldChange', title: 'FieldChange', additionalProperties: false },
+);
+
+export const Revision = Type.Object(
+  {
+    revision: Type.Integer({ minimum: 1, description: 'The revision number: 1 at creation, one more for each change.' }),
+    createdAt: Type.String({ format: 'date-time', description: 'When the revision was made.' }),
+    keyId: Type.String({ description: 'The API key that made it.' }),
+    diff: Type.Array(Type.Ref(FieldChangeSchema), { description: 'The fields changed from the revision before; empty for revision 1.' }),
+    template: Type.Pick(Template, CONTENT_FIELDS, { description: 'The template content at this revision.' }),
+  },
+  { $id: 'Revision', title: 'Revision', additionalProperties: false },
+);
+export type Revision = Static<typeof Revision>;
+
+export const RollbackInput = Type.Object(
+  { revision: Type.Integer({ minimum: 1, description: 'The revision whose content becomes the template content again.' }) },
+  { $id: 'RollbackInput', title: 'RollbackInput', additionalProperties: false },
+);
+export type RollbackInput = Static<typeof RollbackInput>;
