@@ -60,7 +60,7 @@ export async function idempotent(request: FastifyRequest, reply: FastifyReply, s
         requestHash,
         status: 200,
         headers: outcome.headers,
-        body: String(reply.serializeInput(outcome.payload, 200, 'application/json')),
+        body: reply.serializeInput(outcome.payload as Record<string, unknown>, '200', 'application/json') as string,
       };
       await tx.storeResponse(accountId, key, response, now());
       return response;
