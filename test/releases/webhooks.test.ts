@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { backoffMs, Deliverer } from '../../src/releases/deliverer.ts';
+import { signature } from '../../src/releases/signature.ts';
+import { DIALECTS, type Database, forEachDialect, freshDatabase, type Harness, startHarness, templateBody } from '../support/harness.ts';
+import { freePort, podplate, type ServerProcess, startServer } from '../support/process.ts';
+import { eventually, Receiver, SECRET } from '../support/receiver.ts';
+
+const silent = { info() {}, warn() {}, error() {} } as never;
+
+test('signatures follow Standard Webhooks (the example of its specification)', () => {
+  // From the Standard Webhooks reference tests.
+  const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+  const body = '{"test": 2432232314}';
+  assert.equal(signature(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, body), 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+});
+
+test('backoff doubles up to its cap, with jitter between half and all of it', () => {
+  assert.equal(backoffMs(1, 1000, 60_000, () => 1), 1000);
+  assert.equal(backoffMs(3, 1000, 60_000, () => 1), 4000);
+  assert.equal(backoffMs(3, 1000, 60_000, () => 0), 2000);
+  assert.equal(backoffMs(30, 1000, 60_000, () => 1), 60_000);
+});
+
+forEachDialect('webhook delivery from the outbox', (dialect) => {
+  let h: Harness;
+  let receiver: Receiver;
+  let deliverer: Deliverer;
+  let alice: string;
+  let port: number;
+
+  before(async () => {
+    h = await startHarness(dialect);
+    alice = await h.key('alice');
+    receiver = new Receiver(SECRET);
+    port = await freePort(); // nothing listens there yet: the receiver starts out down
+    deliverer = new Deliverer(
+      h.store,
+      { url: `http://127.0.0.1:${port}/hooks`, secret: SECRET, timeoutMs: 2000, retryBaseMs: 50, retryMaxMs: 300, pollMs: 20 },
+      silent,
+    );
+    deliverer.start();
+  });
+  after(async () => {
+    await deliverer.stop();
+    await receiver.close();
+    await h.close();
+  });
+
+  test('a receiver that is down, then failing, then up gets every release, signed, with attempts and errors shown meanwhile', async () => {
+    const t = (await h.call('POST', '/v1/templates', { key: alice, body: templateBody({ isServerless: true }) })).body;
+    const e = (await h.call('POST', '/v1/endpoints', { key: alice, body: { name: 'hooked', templateId: t.id } })).body;
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { readme: `v${i}` } })).status, 200);
+    }
+    const releases = async () => (await h.call('GET', `/v1/endpoints/${e.id}/releases`, { key: alice })).body;
+    await eventually(async () => (await releases()).every((r: { delivery: { attempts: number } }) => r.delivery.attempts >= 2), 'retries while down');
+    assert.match((await releases())[0].delivery.lastError, /ECONNREFUSED/);
+
+    await receiver.listen(port);
+    receiver.status = 500;
+    await eventually(async () => (await releases()).some((r: { delivery: { lastError: string } }) => r.delivery.lastError === 'HTTP 500'), 'a failing receiver');
+    receiver.status = 200;
+
+    await eventually(async () => (await releases()).every((r: { delivery: { deliveredAt: string | null } }) => r.delivery.deliveredAt !== null), 'all delivered');
+    const list = await releases();
+    assert.equal(list.length, 5);
+    assert.deepEqual([...receiver.ids()].sort(), list.map((r: { id: string }) => `evt_${r.id}`).sort());
+    assert.ok(receiver.received.every((r) => r.verified), 'every signature checks out');
+    for (const r of list) assert.equal(r.delivery.lastError, null);
+    const event = receiver.received.find((r) => r.id === `evt_${list[0].id}`)?.body;
+    assert.equal(event.type, 'release.created');
+    assert.equal(event.data.release.version, list[0].version);
+    assert.equal(event.data.endpoint.id, e.id);
+    assert.equal(event.data.template.id, t.id);
+    assert.equal(event.data.template.readme, 'v4');
+    assert.equal(event.data.template.ownerId, undefined);
+    assert.equal((await h.store.outboxBacklog()).pending, 0);
+  });
+});
+
+describe('at least once across a crash', () => {
+  let db: Database;
+  let receiver: Receiver;
+  before(async () => {
+    db = await freshDatabase('sqlite');
+    receiver = new Receiver(SECRET);
+  });
+  after(async () => {
+    await receiver.close();
+    await db.drop();
+  });
+
+  test('a process killed between commit and delivery delivers after restart', async () => {
+    const port = await freePort();
+    const env = {
+      DATABASE_URL: db.url,
+      RELEASE_WEBHOOK_URL: `http://127.0.0.1:${port}/hooks`,
+      RELEASE_WEBHOOK_SECRET: SECRET,
+      RELEASE_RETRY_BASE_MS: '100',
+      RELEASE_RETRY_MAX_MS: '500',
+      OUTBOX_POLL_MS: '50',
+    };
+    const key = podplate(['keys', 'create', '--user', 'alice'], env).stdout.trim();
+    const first = await startServer(env);
+    const call = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
+      const r = await fetch(`${server.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      return r.json();
+    };
+    const t = await call(first, 'POST', '/v1/templates', { name: 'crash', imageName: 'ubuntu', isServerless: true });
+    const e = await call(first, 'POST', '/v1/endpoints', { name: 'crash', templateId: t.id });
+    for (let i = 0; i < 3; i++) await call(first, 'PATCH', `/v1/templates/${t.id}`, { readme: `v${i}` });
+    await first.stop('SIGKILL');
+
+    await receiver.listen(port);
+    const second = await startServer(env);
+    try {
+      const releases = await call(second, 'GET', `/v1/endpoints/${e.id}/releases`);
+      assert.equal(releases.length, 3);
+      await eventually(() => releases.every((r: { id: string }) => receiver.ids().has(`evt_${r.id}`)), 'delivered after the restart');
+      assert.ok(receiver.received.every((r) => r.verified));
+    } finally {
+      assert.equal(await second.stop(), 0);
+    }
+  });
+});
+
+describe('two processes on one PostgreSQL database', { skip: DIALECTS.includes('postgres') ? false : 'TEST_DATABASE_URL is not set' }, () => {
+  let db: Database;
+  let receiver: Receiver;
+  let servers: ServerProcess[] = [];
+  before(async () => {
+    db = await freshDatabase('postgres');
+    receiver = new Receiver(SECRET);
+    receiver.delayMs = 100;
+  });
+  after(async () => {
+    for (const s of servers) await s.stop();
+    await receiver.close();
+    await db.drop();
+  });
+
+  test('deliver each release, never the same one twice at the same time', async () => {
+    const port = await receiver.listen();
+    const env = {
+      DATABASE_URL: db.url,
+      RELEASE_WEBHOOK_URL: `http://127.0.0.1:${port}/hooks`,
+      RELEASE_WEBHOOK_SECRET: SECRET,
+      RELEASE_RETRY_BASE_MS: '50',
+      RELEASE_RETRY_MAX_MS: '200',
+      OUTBOX_POLL_MS: '10',
+    };
+    servers = await Promise.all([startServer(env), startServer(env)]);
+    const key = podplate(['keys', 'create', '--user', 'alice'], env).stdout.trim();
+    const call = async (i: number, method: string, path: string, body?: unknown) =>
+      (
+        await fetch(`${servers[i % 2]?.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        })
+      ).json();
+    const releaseIds: string[] = [];
+    for (let n = 0; n < 4; n++) {
+      const t = await call(n, 'POST', '/v1/templates', { name: `pg ${n}`, imageName: 'ubuntu', isServerless: true });
+      const e = await call(n, 'POST', '/v1/endpoints', { name: `pg ${n}`, templateId: t.id });
+      await Promise.all(Array.from({ length: 5 }, (_, i) => call(i, 'PATCH', `/v1/templates/${t.id}`, { env: { N: String(i) } })));
+      releaseIds.push(...(await call(n, 'GET', `/v1/endpoints/${e.id}/releases`)).map((r: { id: string }) => `evt_${r.id}`));
+    }
+    assert.equal(releaseIds.length, 20);
+    await eventually(() => releaseIds.every((id) => receiver.ids().has(id)), 'every release delivered');
+    assert.deepEqual(receiver.overlapping, [], 'no event was being delivered by two processes at once');
+    assert.ok(receiver.received.every((r) => r.verified));
+    assert.equal(receiver.received.length, receiver.ids().size, 'and, with a healthy receiver, each exactly once');
+  });
+});
