@@ -7,8 +7,10 @@ import { Release, ReleaseProgress, UsageReport } from './domain/release.ts';
 import { FieldChangeSchema, Revision, RollbackInput } from './domain/revision.ts';
 import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
 import { KeyRing } from './http/auth.ts';
+import { registerJsonParser } from './http/json.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { Problem, problem, registerProblemHandlers, sendProblem } from './http/problem.ts';
+import { RateLimiter } from './http/rate-limit.ts';
 import { endpointRoutes } from './http/routes/endpoints.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { templateRoutes } from './http/routes/templates.ts';
@@ -23,7 +25,7 @@ declare module 'fastify' {
 
 export interface AppOptions {
   store: Store;
-  config: Pick<Config, 'KEY_CACHE_TTL_MS' | 'REQUEST_TIMEOUT_MS'>;
+  config: Pick<Config, 'KEY_CACHE_TTL_MS' | 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'>;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -48,8 +50,14 @@ export async function buildApp({ store, config, logger = false }: AppOptions): P
   const app = Fastify({
     logger,
     bodyLimit: BODY_LIMIT,
+    // Slow clients can't hold the server: headers must arrive within HEADERS_TIMEOUT_MS, the whole request within
+    // REQUEST_TIMEOUT_MS, and a silent connection is closed after REQUEST_TIMEOUT_MS.
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     connectionTimeout: config.REQUEST_TIMEOUT_MS,
+    http: {
+      headersTimeout: config.HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.min(1000, config.HEADERS_TIMEOUT_MS),
+    },
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -57,10 +65,18 @@ export async function buildApp({ store, config, logger = false }: AppOptions): P
     },
     routerOptions: { maxParamLength: 200 },
     return503OnClosing: false,
+    // A URL Fastify can't even decode (bad percent-encoding) gets a problem body like any other bad request.
+    frameworkErrors: (error, _request, reply) =>
+      sendProblem(
+        reply,
+        problem('invalid', 'The request URL is not valid.', [
+          { in: 'path', path: '', message: error.message.includes('URL') ? 'is not a valid URL' : 'is not valid' },
+        ]),
+      ),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // JSON only: any other body is a 415 (Fastify would otherwise take text/plain as a string).
-  app.removeContentTypeParser('text/plain');
+  // JSON only: any other body is a 415.
+  registerJsonParser(app);
   app.setValidatorCompiler(validatorCompiler(SHARED_SCHEMAS));
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.decorate('store', store);
@@ -89,6 +105,7 @@ export async function buildApp({ store, config, logger = false }: AppOptions): P
   await app.register(
     async (api) => {
       api.addHook('onRequest', (request) => keys.authenticate(request));
+      if (config.RATE_LIMIT_PER_MINUTE > 0) api.addHook('onRequest', new RateLimiter(config.RATE_LIMIT_PER_MINUTE).check);
       await api.register(templateRoutes);
       await api.register(endpointRoutes);
     },

@@ -23,6 +23,13 @@ export const ConfigSchema = Type.Object({
   DB_CONNECT_TIMEOUT_MS: integer(5000, 100, 600_000, 'PostgreSQL: waiting longer for a connection answers 503.'),
   KEY_CACHE_TTL_MS: integer(2000, 0, 5000, 'How long a key lookup is cached: the longest a revoked key may still work.'),
   REQUEST_TIMEOUT_MS: integer(30_000, 1000, 600_000, 'A request must arrive whole within this time.'),
+  HEADERS_TIMEOUT_MS: integer(10_000, 100, 600_000, "A request's headers must arrive within this time."),
+  RATE_LIMIT_PER_MINUTE: integer(
+    6000,
+    0,
+    10_000_000,
+    'Requests one API key may make per minute (a burst of as many); 0 turns the limit off.',
+  ),
   RELEASE_WEBHOOK_URL: Type.Optional(
     Type.String({ pattern: '^https?://.+', description: 'Where release webhooks are POSTed; unset, releases wait in the outbox.' }),
   ),

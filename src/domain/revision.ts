@@ -45,7 +45,13 @@ export const Revision = Type.Object(
 export type Revision = Static<typeof Revision>;
 
 export const RollbackInput = Type.Object(
-  { revision: Type.Integer({ minimum: 1, description: 'The revision whose content becomes the template content again.' }) },
+  {
+    revision: Type.Integer({
+      minimum: 1,
+      maximum: 2 ** 31 - 1,
+      description: 'The revision whose content becomes the template content again.',
+    }),
+  },
   { $id: 'RollbackInput', title: 'RollbackInput', additionalProperties: false },
 );
 export type RollbackInput = Static<typeof RollbackInput>;

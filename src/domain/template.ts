@@ -1,6 +1,6 @@
 import { CloneType, type Static, Type } from '@sinclair/typebox';
 import { IMAGE_REFERENCE_MAX_LENGTH } from './image-reference.ts';
-import { nameSchema } from './name.ts';
+import { NO_NUL, nameSchema } from './name.ts';
 
 // The Template: its fields, their bounds and defaults. These schemas are the one statement of each rule:
 // the request validator, the response serializer, the TypeScript types and the OpenAPI document derive from them.
@@ -11,8 +11,11 @@ export type Category = (typeof CATEGORIES)[number];
 const PORT = '^(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})/(?:http|tcp)$';
 export const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
 
+const NUL_MESSAGE = 'must not contain the NUL character (\\u0000)';
+const text = (options: Record<string, unknown>) => Type.String({ pattern: NO_NUL, errorMessage: NUL_MESSAGE, ...options });
+
 const commandLine = (what: string) =>
-  Type.Array(Type.String({ maxLength: 4096 }), {
+  Type.Array(text({ maxLength: 4096 }), {
     maxItems: 64,
     description: `Overrides the image ${what} when specified. An empty array means the image's own ${what} is used.`,
   });
@@ -49,7 +52,7 @@ const writable = {
     format: 'mount-path',
     description: 'Absolute path where a volume is mounted when one is attached; not "/", no ".." segment.',
   }),
-  containerRegistryAuthId: Type.String({
+  containerRegistryAuthId: text({
     maxLength: 128,
     description: 'Identifier of the container registry auth object needed to pull a private image; "" for none.',
   }),
@@ -61,9 +64,9 @@ const writable = {
     propertyNames: {
       maxLength: 255,
       pattern: ENV_NAME,
-      errorMessage: `environment variable names must match ${ENV_NAME} and be at most 255 characters`,
+      errorMessage: `environment variable names must match ${ENV_NAME}`,
     },
-    additionalProperties: { type: 'string', maxLength: 32768 },
+    additionalProperties: { type: 'string', maxLength: 32768, 'x-max-bytes': 32768, pattern: NO_NUL, errorMessage: NUL_MESSAGE },
     description: 'Environment variables: a map from variable name to its value.',
     examples: [{ HF_HOME: '/workspace/hf' }],
   }),
@@ -73,8 +76,9 @@ const writable = {
     description: 'Ports exposed on a Pod or worker, each `<port number>/<protocol>` with protocol `http` or `tcp`.',
     examples: [['8888/http', '22/tcp']],
   }),
-  readme: Type.String({
+  readme: text({
     maxLength: 102400,
+    'x-max-bytes': 102400,
     description: 'Markdown describing the template; displayed in the UI when the template is selected.',
   }),
   isPublic: Type.Boolean({ description: '`true`: public, usable by any user. `false`: private, usable only by the creator.' }),
@@ -137,6 +141,8 @@ export const TemplateUpdate = Type.Object(
       Type.Unsafe<string | null>({
         type: ['string', 'null'],
         maxLength: 128,
+        pattern: NO_NUL,
+        errorMessage: NUL_MESSAGE,
         description: 'Identifier of the container registry auth object; `null` or "" clears it.',
       }),
     ),

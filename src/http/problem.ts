@@ -93,16 +93,9 @@ function toProblem(error: FastifyError, dialect: SqlDialect): Problem {
       return problem('unsupported-media-type', 'The request body must be JSON, sent with Content-Type: application/json.', [
         { path: '/content-type', message: 'must be application/json', in: 'header' },
       ]);
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return problem('invalid', 'The request body is empty; send a JSON object.', [{ path: '', message: 'must be a JSON object' }]);
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return problem('invalid', 'The request body is not valid JSON.', [{ path: '', message: 'is not valid JSON' }]);
-  }
-  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
-    return problem('invalid', 'The request body is not valid JSON.', [{ path: '', message: 'is not valid JSON' }]);
   }
   if (dialect.isUnavailable(error)) {
-    return problem('unavailable', 'The database is unreachable right now; retry shortly.');
+    return problem('unavailable', 'The database could not serve this request right now; retry shortly.');
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {

@@ -1,6 +1,7 @@
 import { type TString, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalid } from '../domain/errors.ts';
+import { NO_CONTROL_CHARACTERS } from '../domain/name.ts';
 import { CATEGORIES } from '../domain/template.ts';
 
 // Schemas of the HTTP surface that are not resources: path ids, flags, paging.
@@ -46,8 +47,8 @@ export const TemplateListQuery = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 255,
-        pattern: '^[^\\u0000-\\u001f\\u007f]*$',
-        errorMessage: 'must be 1 to 255 characters without control characters',
+        pattern: NO_CONTROL_CHARACTERS,
+        errorMessage: 'must not contain control characters',
         description: 'Only templates whose name or image contains this text, ignoring case.',
       }),
     ),

@@ -15,6 +15,14 @@ const FORMATS: Record<string, (value: string) => string | undefined> = {
 function validator(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, removeAdditional: false, useDefaults: false, ...options });
   ajv.addKeyword({ keyword: 'errorMessage', schemaType: 'string' });
+  // Size in UTF-8 bytes, where a bound is in KiB; maxLength beside it bounds the characters.
+  ajv.addKeyword({
+    keyword: 'x-max-bytes',
+    type: 'string',
+    schemaType: 'number',
+    validate: (max: number, data: string) => data.length <= max / 3 || Buffer.byteLength(data, 'utf8') <= max,
+    error: { message: 'too many bytes' },
+  });
   for (const [name, problem] of Object.entries(FORMATS)) {
     ajv.addFormat(name, { type: 'string', validate: (value: string) => problem(value) === undefined });
   }
@@ -28,7 +36,44 @@ export function validatorCompiler(shared: TSchema[]): FastifySchemaCompiler<TSch
   // "50" may be an integer there, and "true"/"false" (only those) a boolean.
   const bodies = validator({ coerceTypes: false, schemas: shared });
   const texts = validator({ coerceTypes: true, schemas: shared });
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodies : texts).compile(schema);
+  return ({ schema, httpPart }) => {
+    if (httpPart !== 'body') return texts.compile(schema);
+    const validate = bodies.compile(schema);
+    const resolved = (schema.$ref ? bodies.getSchema(schema.$ref)?.schema : schema) as TSchema;
+    const guarded = (data: unknown) => {
+      guarded.errors = oversized(resolved, data);
+      if (guarded.errors.length > 0) return false;
+      const valid = validate(data);
+      guarded.errors = validate.errors ?? [];
+      return valid;
+    };
+    guarded.errors = [] as ErrorObject[];
+    return guarded;
+  };
+}
+
+/**
+ * The body's fields that hold more entries than their schema allows. Checked first, and alone when any is found:
+ * validating each of half a million array items would hold the process for seconds to say the same.
+ */
+function oversized(schema: TSchema, data: unknown): ErrorObject[] {
+  if (!schema?.properties || typeof data !== 'object' || data === null || Array.isArray(data)) return [];
+  const errors: ErrorObject[] = [];
+  for (const [field, value] of Object.entries(data)) {
+    const property = schema.properties[field] as { maxItems?: number; maxProperties?: number } | undefined;
+    if (!property || typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value) && property.maxItems !== undefined && value.length > property.maxItems) {
+      errors.push({ instancePath: `/${escapePointer(field)}`, schemaPath: '', keyword: 'maxItems', params: { limit: property.maxItems } });
+    } else if (!Array.isArray(value) && property.maxProperties !== undefined && Object.keys(value).length > property.maxProperties) {
+      errors.push({
+        instancePath: `/${escapePointer(field)}`,
+        schemaPath: '',
+        keyword: 'maxProperties',
+        params: { limit: property.maxProperties },
+      });
+    }
+  }
+  return errors;
 }
 
 const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -71,9 +116,14 @@ function explain(error: ErrorObject): FieldError {
     case 'maximum':
       return { path: instancePath, message: `must be at most ${params.limit}` };
     case 'minLength':
-      return { path: instancePath, message: custom ?? `must be at least ${params.limit} characters` };
+      return { path: instancePath, message: params.limit === 1 ? 'must not be empty' : `must be at least ${params.limit} characters` };
     case 'maxLength':
-      return { path: instancePath, message: custom ?? `must be at most ${params.limit} characters` };
+      return { path: instancePath, message: `must be at most ${params.limit} characters` };
+    case 'x-max-bytes':
+      return {
+        path: instancePath,
+        message: `must be at most ${(error.parentSchema as Record<string, number>)['x-max-bytes']} bytes in UTF-8`,
+      };
     case 'maxItems':
       return { path: instancePath, message: `must have at most ${params.limit} entries` };
     case 'maxProperties':
@@ -89,6 +139,9 @@ function explain(error: ErrorObject): FieldError {
   }
 }
 
+/** At most this many field errors are listed; a request with more has its first ones named. */
+export const MAX_FIELD_ERRORS = 100;
+
 /** Ajv's errors as field errors: one per offending place, the most specific message first. */
 export function fieldErrors(errors: ErrorObject[]): FieldError[] {
   const byPath = new Map<string, FieldError>();
@@ -97,6 +150,7 @@ export function fieldErrors(errors: ErrorObject[]): FieldError[] {
     const name = error.keyword === 'propertyNames' ? undefined : error.propertyName;
     const field = explain(name === undefined ? error : { ...error, instancePath: `${error.instancePath}/${escapePointer(name)}` });
     if (!byPath.has(field.path)) byPath.set(field.path, field);
+    if (byPath.size >= MAX_FIELD_ERRORS) break;
   }
   return [...byPath.values()];
 }

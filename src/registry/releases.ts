@@ -40,6 +40,7 @@ export async function startRelease(
     eventId,
     type: RELEASE_CREATED,
     subjectId: release.id,
+    orderingKey: endpoint.id,
     payload: JSON.stringify(releaseEvent(release, endpoint, template)),
     createdAt: at,
   });

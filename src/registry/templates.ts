@@ -124,14 +124,14 @@ export function rollbackTemplate(store: Store, caller: Caller, id: string, revis
   });
 }
 
-export async function deleteTemplate(store: Store, caller: Caller, id: string, precondition?: Precondition): Promise<void> {
-  const template = await ownTemplate(store, caller, id);
-  check(precondition, template);
-  const deleted = template.endpointId === null && (await store.deleteTemplate(id));
-  // Not deleted and still there: bound to an endpoint, maybe only since it was read.
-  if (!deleted && (await store.findTemplate(id))) {
-    throw conflict('The template is bound to an endpoint; delete the endpoint first.');
-  }
+export function deleteTemplate(store: Store, caller: Caller, id: string, precondition?: Precondition): Promise<void> {
+  return store.transaction(async (tx) => {
+    const template = await ownTemplate(tx, caller, id, true);
+    check(precondition, template);
+    if (template.endpointId !== null || !(await tx.deleteTemplate(id, template.revision))) {
+      throw conflict('The template is bound to an endpoint; delete the endpoint first.');
+    }
+  });
 }
 
 export async function listRevisions(

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { OutboxEvent, Store } from '../store/store.ts';
 import { signature } from './signature.ts';
@@ -25,6 +26,7 @@ export function backoffMs(attempts: number, baseMs: number, maxMs: number, rando
 
 /**
  * Sends the outbox's events as signed webhooks, at least once, until the receiver acknowledges each with a 2xx.
+ * The releases of one endpoint go in the order they were made: the next waits until the one before is delivered.
  * Any number of processes may run one: each event is leased to one deliverer at a time, longer than an attempt
  * can take, so no two send it at once; an event whose deliverer died is taken up again when its lease ends.
  */
@@ -32,7 +34,6 @@ export class Deliverer {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
-  readonly stats = { delivered: 0, failed: 0 };
 
   constructor(
     private readonly store: Store,
@@ -65,12 +66,13 @@ export class Deliverer {
   async deliverDue(): Promise<boolean> {
     const now = Date.now();
     const leaseMs = this.options.timeoutMs * 2 + 5000;
-    const events = await this.store.claimDue(new Date(now).toISOString(), new Date(now + leaseMs).toISOString(), BATCH);
-    await Promise.all(events.map((event) => this.deliver(event)));
+    const lease = randomUUID();
+    const events = await this.store.claimDue(new Date(now).toISOString(), new Date(now + leaseMs).toISOString(), lease, BATCH);
+    await Promise.all(events.map((event) => this.deliver(event, lease)));
     return events.length === BATCH;
   }
 
-  private async deliver(event: OutboxEvent): Promise<void> {
+  private async deliver(event: OutboxEvent, lease: string): Promise<void> {
     const timestamp = Math.floor(Date.now() / 1000);
     let failure: string;
     try {
@@ -89,8 +91,7 @@ export class Deliverer {
       });
       await response.body?.cancel();
       if (response.ok) {
-        await this.store.markDelivered(event.seq, new Date().toISOString());
-        this.stats.delivered++;
+        await this.store.markDelivered(event.seq, lease, new Date().toISOString());
         this.log.info({ eventId: event.eventId, attempts: event.attempts }, 'webhook delivered');
         return;
       }
@@ -102,11 +103,10 @@ export class Deliverer {
           ? `no answer within ${this.options.timeoutMs} ms`
           : (cause?.code ?? (error as Error).message);
     }
-    this.stats.failed++;
     const next = new Date(Date.now() + backoffMs(event.attempts, this.options.retryBaseMs, this.options.retryMaxMs)).toISOString();
     this.log.warn({ eventId: event.eventId, attempts: event.attempts, error: failure, nextAttemptAt: next }, 'webhook delivery failed');
     await this.store
-      .markFailed(event.seq, failure, next)
+      .markFailed(event.seq, lease, failure, next)
       .catch((error) => this.log.warn({ err: error }, 'outbox: could not record a failure'));
   }
 }

@@ -65,6 +65,8 @@ const UNAVAILABLE_CODES = new Set([
   '57P03', // cannot_connect_now: starting up or shutting down
   '53300', // too_many_connections
   '57014', // query_canceled: the statement timeout struck
+  '40P01', // deadlock_detected: one of two transactions was chosen to give way; a retry succeeds
+  '40001', // serialization_failure: likewise
   '08000',
   '08003',
   '08006',

@@ -93,12 +93,16 @@ export interface OutboxTable {
   type: string;
   /** What the event is about (a release id): how an API reader finds the delivery state. */
   subject_id: string;
+  /** Events with one ordering key (an endpoint) are delivered one after another, in the order written. */
+  ordering_key: string;
   payload: string;
   created_at: string;
   attempts: Generated<number>;
   next_attempt_at: string;
   /** While a deliverer holds the row: no other deliverer takes it before this time. */
   leased_until: string | null;
+  /** Names the claim that holds the lease: only its holder may record the outcome. */
+  lease_token: string | null;
   last_error: string | null;
   delivered_at: string | null;
 }

@@ -250,9 +250,14 @@ export class Store {
     }
   }
 
-  /** Deletes an unbound template; false when it is gone or bound. */
-  async deleteTemplate(id: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('templates').where('id', '=', id).where('endpoint_id', 'is', null).executeTakeFirst();
+  /** Deletes an unbound template still at `revision`; false when it is gone, bound, or has moved on. */
+  async deleteTemplate(id: string, revision: number): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom('templates')
+      .where('id', '=', id)
+      .where('revision', '=', revision)
+      .where('endpoint_id', 'is', null)
+      .executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
 
@@ -310,11 +315,10 @@ export class Store {
   /** Deletes the endpoint and unbinds its template, at once; false when it is gone. */
   async deleteEndpoint(id: string): Promise<boolean> {
     return this.transaction(async (store) => {
-      const endpoint = await store.db.selectFrom('endpoints').select(['template_id']).where('id', '=', id).executeTakeFirst();
-      if (!endpoint) return false;
-      await store.db.deleteFrom('endpoints').where('id', '=', id).execute();
-      await store.db.updateTable('templates').set({ endpoint_id: null }).where('id', '=', endpoint.template_id).execute();
-      return true;
+      // The template row first, then the endpoint's: the order every writer of both takes, so none deadlock.
+      const unbound = await store.db.updateTable('templates').set({ endpoint_id: null }).where('endpoint_id', '=', id).executeTakeFirst();
+      const deleted = await store.db.deleteFrom('endpoints').where('id', '=', id).executeTakeFirst();
+      return unbound.numUpdatedRows > 0n || deleted.numDeletedRows > 0n;
     });
   }
 
@@ -347,7 +351,8 @@ export class Store {
   /** Newest first; `before` is a revision number. */
   async listRevisions(templateId: string, limit: number, before?: number): Promise<Page<RevisionRecord>> {
     let select = this.db.selectFrom('template_revisions').selectAll().where('template_id', '=', templateId);
-    if (before !== undefined) select = select.where('revision', '<', before);
+    // Revision numbers are 32-bit integers; a larger cursor position starts from the newest.
+    if (before !== undefined) select = select.where('revision', '<', Math.min(before, 2 ** 31 - 1));
     const rows = await select
       .orderBy('revision', 'desc')
       .limit(limit + 1)
@@ -415,13 +420,21 @@ export class Store {
 
   // --- the outbox
 
-  async enqueue(event: { eventId: string; type: string; subjectId: string; payload: string; createdAt: string }): Promise<void> {
+  async enqueue(event: {
+    eventId: string;
+    type: string;
+    subjectId: string;
+    orderingKey: string;
+    payload: string;
+    createdAt: string;
+  }): Promise<void> {
     await this.db
       .insertInto('outbox')
       .values({
         event_id: event.eventId,
         type: event.type,
         subject_id: event.subjectId,
+        ordering_key: event.orderingKey,
         payload: event.payload,
         created_at: event.createdAt,
         next_attempt_at: event.createdAt,
@@ -430,25 +443,37 @@ export class Store {
   }
 
   /**
-   * Takes up to `limit` events that are due and not held by another deliverer, and holds them until
-   * `leaseUntil`. On PostgreSQL, rows that another process is claiming at this moment are skipped.
+   * Takes up to `limit` events that are due, not held by another deliverer, and first in line for their ordering
+   * key (no older event with that key is still undelivered), and holds them until `leaseUntil` under `leaseToken`.
+   * On PostgreSQL, rows that another process is claiming at this moment are skipped.
    */
-  async claimDue(now: string, leaseUntil: string, limit: number): Promise<OutboxEvent[]> {
+  async claimDue(now: string, leaseUntil: string, leaseToken: string, limit: number): Promise<OutboxEvent[]> {
     return this.transaction(async (tx) => {
       let due = tx.db
-        .selectFrom('outbox')
-        .select('seq')
-        .where('delivered_at', 'is', null)
-        .where('next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<', now)]))
-        .orderBy('seq')
+        .selectFrom('outbox as o')
+        .select('o.seq')
+        .where('o.delivered_at', 'is', null)
+        .where('o.next_attempt_at', '<=', now)
+        .where((eb) => eb.or([eb('o.leased_until', 'is', null), eb('o.leased_until', '<', now)]))
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('outbox as earlier')
+                .select('earlier.seq')
+                .whereRef('earlier.ordering_key', '=', 'o.ordering_key')
+                .whereRef('earlier.seq', '<', 'o.seq')
+                .where('earlier.delivered_at', 'is', null),
+            ),
+          ),
+        )
+        .orderBy('o.seq')
         .limit(limit);
       if (tx.dialect.name === 'postgres') due = due.forUpdate().skipLocked();
       const seqs = (await due.execute()).map((r) => r.seq);
       if (seqs.length === 0) return [];
       const rows = await tx.db
         .updateTable('outbox')
-        .set((eb) => ({ leased_until: leaseUntil, attempts: eb('attempts', '+', 1) }))
+        .set((eb) => ({ leased_until: leaseUntil, lease_token: leaseToken, attempts: eb('attempts', '+', 1) }))
         .where('seq', 'in', seqs)
         .returning(['seq', 'event_id', 'type', 'payload', 'attempts'])
         .execute();
@@ -458,16 +483,26 @@ export class Store {
     });
   }
 
-  async markDelivered(seq: number, at: string): Promise<void> {
-    await this.db.updateTable('outbox').set({ delivered_at: at, leased_until: null, last_error: null }).where('seq', '=', seq).execute();
+  /** Records a delivery, if `leaseToken` still holds the event's lease; false otherwise. */
+  async markDelivered(seq: number, leaseToken: string, at: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('outbox')
+      .set({ delivered_at: at, leased_until: null, lease_token: null, last_error: null })
+      .where('seq', '=', seq)
+      .where('lease_token', '=', leaseToken)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
-  async markFailed(seq: number, error: string, nextAttemptAt: string): Promise<void> {
-    await this.db
+  /** Records a failed attempt and when to try again, if `leaseToken` still holds the event's lease. */
+  async markFailed(seq: number, leaseToken: string, error: string, nextAttemptAt: string): Promise<boolean> {
+    const result = await this.db
       .updateTable('outbox')
-      .set({ last_error: error, next_attempt_at: nextAttemptAt, leased_until: null })
+      .set({ last_error: error, next_attempt_at: nextAttemptAt, leased_until: null, lease_token: null })
       .where('seq', '=', seq)
-      .execute();
+      .where('lease_token', '=', leaseToken)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   /** The delivery state of the events about each subject (a release), by subject id. */

@@ -83,6 +83,41 @@ forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect)
     assert.equal(many.body.errors[0].path, '/env');
   });
 
+  test('a field far over its size is refused at once, naming it; the error list stays short', async () => {
+    const huge = await h.call('POST', '/v1/templates', {
+      key: alice,
+      body: { name: 'x', imageName: 'ubuntu', dockerEntrypoint: Array(400_000).fill(0) },
+    });
+    assert.equal(huge.status, 400);
+    assert.deepEqual(huge.body.errors, [{ in: 'body', path: '/dockerEntrypoint', message: 'must have at most 64 entries' }]);
+    const manyBad = await h.call('POST', '/v1/templates', {
+      key: alice,
+      body: {
+        name: 'x',
+        imageName: 'ubuntu',
+        ports: Array(64).fill(0),
+        readme: 1,
+        env: Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`-${i}`, 1])),
+      },
+    });
+    assert.equal(manyBad.status, 400);
+    assert.equal(manyBad.body.errors.length, 100);
+    assert.ok(manyBad.text.length < 20_000);
+  });
+
+  test('a URL that cannot be decoded is a 400 problem', async () => {
+    const r = await h.call('GET', '/v1/templates/%E0%A4%A', { key: alice });
+    assert.equal(r.status, 400);
+    assert.match(String(r.headers['content-type']), /^application\/problem\+json/);
+    assert.equal(r.body.type, 'https://podplate.dev/problems/invalid-request');
+  });
+
+  test('"__proto__" as a key is refused with a 400 that says so', async () => {
+    const r = await h.call('POST', '/v1/templates', { key: alice, body: '{"name":"x","imageName":"ubuntu","env":{"__proto__":"x"}}' });
+    assert.equal(r.status, 400);
+    assert.match(r.body.detail, /__proto__/);
+  });
+
   test('bad ids are a 400 naming the parameter; unknown routes a 404 problem', async () => {
     const r = await h.call('GET', `/v1/templates/${'x'.repeat(65)}`, { key: alice });
     assert.equal(r.status, 400);

@@ -118,6 +118,19 @@ forEachDialect('rolling releases', (dialect) => {
     assert.equal((await releases(e.id, platform)).length, 1);
   });
 
+  test('updating a template while its endpoint is deleted: no deadlock, no 5xx', async () => {
+    for (let round = 0; round < 15; round++) {
+      const { t, e } = await boundTemplate();
+      const [updated, deleted] = await Promise.all([
+        h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { readme: `race ${round}` } }),
+        h.call('DELETE', `/v1/endpoints/${e.id}`, { key: alice }),
+      ]);
+      assert.equal(updated.status, 200, updated.text);
+      assert.equal(deleted.status, 204, deleted.text);
+      assert.equal((await h.call('GET', `/v1/templates/${t.id}`, { key: alice })).body.readme, `race ${round}`);
+    }
+  });
+
   test('the outbox holds one event per release, written with it', async () => {
     const { t } = await boundTemplate();
     const before = await h.store.outboxBacklog();

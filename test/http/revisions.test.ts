@@ -143,6 +143,31 @@ forEachDialect('revisions, rollback, conditional writes, idempotency, usage', (d
     assert.equal(now.body.revision, 2);
   });
 
+  test('a conditional delete racing an update: never both', async () => {
+    for (let round = 0; round < 10; round++) {
+      const t = (await create()).body;
+      const [updated, deleted] = await Promise.all([
+        h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { readme: 'newer' } }),
+        h.call('DELETE', `/v1/templates/${t.id}`, { key: alice, headers: { 'if-match': '"r1"' } }),
+      ]);
+      assert.ok(!(updated.status === 200 && deleted.status === 204), `round ${round}: ${updated.status} ${deleted.status}`);
+      assert.ok([200, 404].includes(updated.status) && [204, 412].includes(deleted.status), `${updated.status} ${deleted.status}`);
+    }
+  });
+
+  test('numbers beyond what a revision can be are a 400 or an empty page, never a 5xx', async () => {
+    const t = (await create()).body;
+    const big = await h.call('POST', `/v1/templates/${t.id}/rollback`, { key: alice, body: { revision: 2147483648 } });
+    assert.equal(big.status, 400);
+    const cursor = Buffer.from('p999999999999999').toString('base64url');
+    const page = await h.call('GET', `/v1/templates/${t.id}/revisions?cursor=${cursor}`, { key: alice });
+    assert.equal(page.status, 200);
+    assert.deepEqual(
+      page.body.map((r: { revision: number }) => r.revision),
+      [1],
+    );
+  });
+
   test('Idempotency-Key on create: the same body gets the first response again; another body a 422', async () => {
     const body = templateBody();
     const headers = { 'idempotency-key': `create-${body.name}` };

@@ -126,10 +126,12 @@ forEachDialect('store contract', (dialect) => {
     assert.deepEqual(await store.findEndpoint(endpoint.id), endpoint);
     await assert.rejects(store.createEndpoint({ ...endpoint, id: 'ep-other', name: 'other' }), AlreadyBound);
     assert.equal((await store.findTemplate(t.id))?.endpointId, endpoint.id);
-    assert.equal(await store.deleteTemplate(t.id), false);
+    assert.equal(await store.deleteTemplate(t.id, 1), false, 'bound');
     assert.equal(await store.deleteEndpoint(endpoint.id), true);
+    assert.equal(await store.deleteEndpoint(endpoint.id), false, 'gone');
     assert.equal((await store.findTemplate(t.id))?.endpointId, null);
-    assert.equal(await store.deleteTemplate(t.id), true);
+    assert.equal(await store.deleteTemplate(t.id, 2), false, 'not at that revision');
+    assert.equal(await store.deleteTemplate(t.id, 1), true);
   });
 
   test('lists page by position, newest first, within the visibility', async () => {

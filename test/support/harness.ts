@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
-import { buildApp } from '../../src/app.ts';
+import { type AppOptions, buildApp } from '../../src/app.ts';
 import type { Role } from '../../src/domain/visibility.ts';
 import { createApiKey } from '../../src/registry/keys.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
@@ -83,13 +83,13 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(dialect: DialectName, config: { KEY_CACHE_TTL_MS?: number } = {}): Promise<Harness> {
+export async function startHarness(dialect: DialectName, config: Partial<AppOptions['config']> = {}): Promise<Harness> {
   const database = await freshDatabase(dialect);
   const store = Store.open(dialectFor(database.url, { poolSize: 5, statementTimeoutMs: 5000, connectionTimeoutMs: 5000 }));
   await store.migrate();
   const app = await buildApp({
     store,
-    config: { KEY_CACHE_TTL_MS: 2000, REQUEST_TIMEOUT_MS: 30_000, ...config },
+    config: { KEY_CACHE_TTL_MS: 2000, REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0, ...config },
     logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
   });
   return {

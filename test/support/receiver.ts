@@ -17,6 +17,8 @@ export class Receiver {
   readonly overlapping: string[] = [];
   status = 200;
   delayMs = 0;
+  /** Event ids to refuse (with a 500) this many more times each. */
+  readonly refuse = new Map<string, number>();
   private readonly inFlight = new Set<string>();
   private server: Server | undefined;
 
@@ -39,9 +41,12 @@ export class Receiver {
         const given = String(req.headers['webhook-signature'] ?? '')
           .split(' ')
           .map((s) => Buffer.from(s.replace(/^v1,/, ''), 'base64'));
-        const verified = given.some((g) => g.length === expected.length && timingSafeEqual(g, expected)) && Math.abs(Date.now() / 1000 - timestamp) < 300;
+        const verified =
+          given.some((g) => g.length === expected.length && timingSafeEqual(g, expected)) && Math.abs(Date.now() / 1000 - timestamp) < 300;
         if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
-        const status = this.status;
+        const refusals = this.refuse.get(id) ?? 0;
+        if (refusals > 0) this.refuse.set(id, refusals - 1);
+        const status = refusals > 0 ? 500 : this.status;
         if (status >= 200 && status < 300) this.received.push({ id, timestamp, body: JSON.parse(raw), verified });
         this.inFlight.delete(id);
         res.writeHead(status).end();

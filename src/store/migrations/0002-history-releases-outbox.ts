@@ -40,16 +40,19 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .addColumn('event_id', 'text', (c) => c.notNull().unique())
     .addColumn('type', 'text', (c) => c.notNull())
     .addColumn('subject_id', 'text', (c) => c.notNull())
+    .addColumn('ordering_key', 'text', (c) => c.notNull())
     .addColumn('payload', 'text', (c) => c.notNull())
     .addColumn('created_at', timestamp, (c) => c.notNull())
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('next_attempt_at', timestamp, (c) => c.notNull())
     .addColumn('leased_until', timestamp)
+    .addColumn('lease_token', 'text')
     .addColumn('last_error', 'text')
     .addColumn('delivered_at', timestamp)
     .execute();
   await db.schema.createIndex('outbox_due').on('outbox').columns(['delivered_at', 'next_attempt_at']).execute();
   await db.schema.createIndex('outbox_subject').on('outbox').columns(['subject_id']).execute();
+  await db.schema.createIndex('outbox_ordering').on('outbox').columns(['ordering_key', 'seq']).execute();
 
   await db.schema
     .createTable('idempotency_keys')
