@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { type Database, DIALECTS, freshDatabase } from '../support/harness.ts';
 import { podplate, type ServerProcess, startServer } from '../support/process.ts';
@@ -166,4 +169,51 @@ describe('PostgreSQL outages', { skip }, () => {
       assert.equal(r.body.readme, readme);
     }
   });
+
+  test('the PostgreSQL server itself restarts under load: 503s meanwhile, recovery by itself, nothing acknowledged lost', async () => {
+    const version = readdirSync('/etc/postgresql').sort().at(-1) as string;
+    const acknowledged = new Map<string, string>();
+    const unexpected: string[] = [];
+    let unavailable = 0;
+    let running = true;
+    let counter = 0;
+    const worker = async () => {
+      while (running) {
+        const i = counter++;
+        try {
+          const r = await call(server, key, 'POST', '/v1/templates', { name: `restart ${i}`, imageName: 'ubuntu', readme: `s${i}` });
+          if (r.status === 200) acknowledged.set(r.body.id, `s${i}`);
+          else if (r.status === 503) unavailable++;
+          else unexpected.push(`${r.status} ${JSON.stringify(r.body)}`);
+        } catch (error) {
+          unexpected.push(String(error)); // the service itself must keep answering
+        }
+      }
+    };
+    const workers = Array.from({ length: 6 }, worker);
+    await new Promise((r) => setTimeout(r, 300));
+    // Asynchronously, so that the load goes on while the server restarts.
+    await promisify(execFile)('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart', '-m', 'fast']);
+    await new Promise((r) => setTimeout(r, 1500));
+    running = false;
+    await Promise.all(workers);
+
+    assert.deepEqual(unexpected, []);
+    assert.ok(unavailable > 0, 'requests during the restart got 503');
+    assert.equal(server.child.exitCode, null, 'the process is still up');
+    await eventually200(`${server.url}/readyz`);
+    for (const [id, readme] of acknowledged) {
+      const r = await call(server, key, 'GET', `/v1/templates/${id}`);
+      assert.equal(r.status, 200);
+      assert.equal(r.body.readme, readme);
+    }
+  });
 });
+
+async function eventually200(url: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await fetch(url)).status !== 200) {
+    if (Date.now() > deadline) throw new Error(`${url} did not recover`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

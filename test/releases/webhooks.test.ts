@@ -114,7 +114,11 @@ forEachDialect('webhook order', (dialect) => {
     h = await startHarness(dialect);
     receiver = new Receiver(SECRET);
     const port = await receiver.listen();
-    deliverer = new Deliverer(h.store, { url: `http://127.0.0.1:${port}/`, secret: SECRET, timeoutMs: 2000, retryBaseMs: 30, retryMaxMs: 100, pollMs: 10 }, silent);
+    deliverer = new Deliverer(
+      h.store,
+      { url: `http://127.0.0.1:${port}/`, secret: SECRET, timeoutMs: 2000, retryBaseMs: 30, retryMaxMs: 100, pollMs: 10 },
+      silent,
+    );
   });
   after(async () => {
     await deliverer.stop();

@@ -4,8 +4,10 @@ import fc from 'fast-check';
 // ways a request can be wrong.
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what names may not hold
-const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const lower = fc.stringMatching(/^[a-z0-9]{1,8}$/);
+/** Free text: anything but NUL, which free-text fields refuse (PostgreSQL can't store it). */
+const text = (constraints: fc.StringConstraints) => fc.string(constraints).map((s) => s.replace(/\u0000/g, ''));
 
 export const name = fc.string({ unit: 'binary', minLength: 1, maxLength: 120 }).filter((s) => s.trim().length > 0 && !CONTROL.test(s));
 
@@ -44,17 +46,17 @@ export const optionalFields = {
       { minLength: 1, maxLength: 4 },
     )
     .map((parts) => `/${parts.join('/')}`),
-  containerRegistryAuthId: fc.string({ maxLength: 128 }),
-  dockerEntrypoint: fc.array(fc.string({ maxLength: 50 }), { maxLength: 5 }),
-  dockerStartCmd: fc.array(fc.string({ maxLength: 50 }), { maxLength: 5 }),
+  containerRegistryAuthId: text({ maxLength: 128 }),
+  dockerEntrypoint: fc.array(text({ maxLength: 50 }), { maxLength: 5 }),
+  dockerStartCmd: fc.array(text({ maxLength: 50 }), { maxLength: 5 }),
   // "__proto__" is a valid name, but JSON parsing refuses it for safety (a 400 of its own, tested apart).
   env: fc.dictionary(
     fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,30}$/).filter((k) => k !== '__proto__'),
-    fc.string({ unit: 'binary', maxLength: 100 }),
+    text({ unit: 'binary', maxLength: 100 }),
     { maxKeys: 10 },
   ),
   ports: fc.uniqueArray(port, { maxLength: 10 }),
-  readme: fc.string({ unit: 'binary', maxLength: 500 }),
+  readme: text({ unit: 'binary', maxLength: 500 }),
   isPublic: fc.boolean(),
   isServerless: fc.boolean(),
 };
