@@ -1,0 +1,282 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { seededIds, seedTemplates } from './seed.ts';
+
+// npm run bench [-- --quick | --smoke]: the service and its ceiling under one load generator, in one run,
+// on this machine; ratios to the ceiling are what to compare across runs.
+
+const mode = process.argv.includes('--smoke') ? 'smoke' : process.argv.includes('--quick') ? 'quick' : 'full';
+const SETTINGS = {
+  smoke: { duration: 1, warmup: 0.5, large: 2_000, dialects: ['sqlite'] },
+  quick: { duration: 4, warmup: 1, large: 100_000, dialects: ['sqlite', 'postgres'] },
+  full: { duration: 10, warmup: 2, large: 1_000_000, dialects: ['sqlite', 'postgres'] },
+}[mode];
+const CONNECTIONS = 50;
+const SMALL = 1_000;
+const root = fileURLToPath(new URL('..', import.meta.url));
+const postgresAdmin = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface Row {
+  name: string;
+  dialect: string;
+  templates: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  ratio?: number;
+}
+const rows: Row[] = [];
+const peakRss: Record<string, number> = {};
+
+// --- processes
+
+interface Server {
+  url: string;
+  child: ChildProcess;
+}
+
+async function start(args: string[], env: Record<string, string>, readPort: boolean): Promise<Server> {
+  const port = readPort ? 0 : await freePort();
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', () => {});
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const announced = readPort ? /\{"port":(\d+)\}/.exec(out)?.[1] : String(port);
+    if (announced) {
+      try {
+        const r = await fetch(`http://127.0.0.1:${announced}/healthz`);
+        if (r.status < 500) return { url: `http://127.0.0.1:${announced}`, child };
+      } catch {}
+    }
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`could not start ${args.join(' ')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function stop(server: Server): Promise<void> {
+  if (server.child.exitCode !== null) return;
+  const exited = new Promise((r) => server.child.once('exit', r));
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+/** Peak resident memory of a process so far, in MB (Linux: VmHWM). */
+function peakRssMb(pid: number | undefined): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+const podplate = (args: string[], env: Record<string, string>) => {
+  const r = spawnSync(process.execPath, [join(root, 'bin/podplate.js'), ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`podplate ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout.trim();
+};
+
+// --- load
+
+type Request = { method?: string; path: string; body?: string };
+let unique = 0;
+
+/**
+ * Runs the load: the requests are given up front and cycled (autocannon's cheapest mode, so the load generator
+ * is not the bottleneck); "[<id>]" in a body becomes a number unique to the request.
+ */
+async function load(name: string, url: string, requests: Request[], key?: string, seconds = SETTINGS.duration) {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (key) headers.authorization = `Bearer ${key}`;
+  const options = (duration: number) =>
+    ({
+      url,
+      connections: CONNECTIONS,
+      duration,
+      headers,
+      // Unique bodies need a callback per request; reads don't pay for it.
+      requests: requests.map((r) =>
+        r.body?.includes('[<id>]')
+          ? { method: r.method, path: r.path, setupRequest: (req: autocannon.Request) => ({ ...req, body: r.body?.replace('[<id>]', String(unique++)) }) }
+          : { method: r.method ?? 'GET', path: r.path, body: r.body },
+      ),
+    }) as autocannon.Options;
+  await autocannon(options(SETTINGS.warmup));
+  const result = await autocannon(options(seconds));
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
+}
+
+// --- the scenarios
+
+async function ceiling(): Promise<number> {
+  const server = await start(['--import', 'tsx', 'bench/ceiling.ts'], {}, true);
+  try {
+    const r = await load('ceiling: bare Fastify, constant Template', server.url, [{ path: '/v1/templates/c0nstant0templat' }]);
+    rows.push({ ...r, dialect: '-', templates: 0 });
+    return r.rps;
+  } finally {
+    await stop(server);
+  }
+}
+
+async function database(dialect: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'podplate-bench-'));
+    return { url: `sqlite:${join(dir, 'bench.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `podplate_bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: postgresAdmin });
+  await admin.connect();
+  await admin.query(`drop database if exists ${name}`);
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(postgresAdmin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: postgresAdmin });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+async function service(dialect: string): Promise<void> {
+  const db = await database(dialect);
+  const env = { DATABASE_URL: db.url, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn', DB_POOL_SIZE: '20' };
+  try {
+    podplate(['migrate'], env);
+    const key = podplate(['keys', 'create', '--user', 'bench'], env);
+    const seeder = podplate(['keys', 'create', '--user', 'seeder'], env);
+    const server0 = await start(['bin/podplate.js', 'serve'], env, false);
+    // The seeder's account id, through the API: a template of its own tells it.
+    const probe = await fetch(`${server0.url}/v1/templates`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${seeder}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'probe', imageName: 'ubuntu' }),
+    });
+    const probeId = (await probe.json()).id as string;
+    await stop(server0);
+    const ownerId = await ownerOf(db.url, probeId);
+    await seedTemplates(db.url, ownerId, 0, SMALL);
+
+    let server = await start(['bin/podplate.js', 'serve'], env, false);
+    const measure = async (total: number, scenarios: string[]) => {
+      const own: string[] = [];
+      if (scenarios.includes('update')) {
+        for (let n = 0; n < 100; n++) {
+          const r = await fetch(`${server.url}/v1/templates`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: `updated ${n}`, imageName: 'ubuntu' }),
+          });
+          own.push((await r.json()).id);
+        }
+      }
+      const all: Record<string, Request[]> = {
+        get: seededIds(500, total).map((id) => ({ path: `/v1/templates/${id}?includePublicTemplates=true` })),
+        list: [{ path: '/v1/templates?includePublicTemplates=true&limit=100' }],
+        create: [{ method: 'POST', path: '/v1/templates', body: '{"name":"bench [<id>]","imageName":"runpod/pytorch:2.1.0","ports":["8888/http"]}' }],
+        update: own.map((id) => ({ method: 'POST', path: `/v1/templates/${id}/update`, body: '{"readme":"readme [<id>]"}' })),
+      };
+      const labels: Record<string, string> = { get: 'GET /v1/templates/{id}', list: 'GET /v1/templates (page of 100)', create: 'POST /v1/templates', update: 'POST /v1/templates/{id}/update' };
+      for (const s of scenarios) {
+        const r = await load(labels[s] as string, server.url, all[s] as Request[], key);
+        rows.push({ ...r, dialect, templates: total });
+      }
+    };
+    await measure(SMALL, ['get', 'list', 'create', 'update']);
+    await stop(server);
+
+    await seedTemplates(db.url, ownerId, SMALL, SETTINGS.large);
+    server = await start(['bin/podplate.js', 'serve'], env, false);
+    await measure(SETTINGS.large, ['get', 'list']);
+    peakRss[dialect] = peakRssMb(server.child.pid);
+    await stop(server);
+  } finally {
+    await db.drop();
+  }
+}
+
+async function ownerOf(databaseUrl: string, templateId: string): Promise<string> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const { default: SQLite } = await import('better-sqlite3');
+    const db = new SQLite(databaseUrl.slice('sqlite:'.length), { readonly: true });
+    const row = db.prepare('select owner_id from templates where id = ?').get(templateId) as { owner_id: string };
+    db.close();
+    return row.owner_id;
+  }
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  const r = await c.query('select owner_id from templates where id = $1', [templateId]);
+  await c.end();
+  return r.rows[0].owner_id;
+}
+
+// --- the report
+
+const find = (name: string, dialect: string, templates = SMALL) => rows.find((r) => r.name.startsWith(name) && r.dialect === dialect && r.templates === templates);
+
+function targets() {
+  const out: { target: string; value: string; met: boolean }[] = [];
+  const add = (target: string, value: number | undefined, met: (v: number) => boolean, unit = '') => {
+    if (value !== undefined) out.push({ target, value: `${value.toFixed(unit === '' ? 2 : 0)}${unit}`, met: met(value) });
+  };
+  add('GET by id, SQLite >= 0.75 x ceiling', find('GET /v1/templates/{id}', 'sqlite')?.ratio, (v) => v >= 0.75);
+  add('GET by id, PostgreSQL >= 0.4 x ceiling', find('GET /v1/templates/{id}', 'postgres')?.ratio, (v) => v >= 0.4);
+  for (const d of ['sqlite', 'postgres']) add(`GET by id p99 <= 20 ms at ${CONNECTIONS} connections (${d})`, find('GET /v1/templates/{id}', d)?.p99, (v) => v <= 20, ' ms');
+  add('create, SQLite >= 3,000/s', find('POST /v1/templates', 'sqlite')?.rps, (v) => v >= 3000, '/s');
+  add('update, SQLite >= 3,000/s', find('POST /v1/templates/{id}/update', 'sqlite')?.rps, (v) => v >= 3000, '/s');
+  for (const d of SETTINGS.dialects) {
+    for (const name of ['GET /v1/templates/{id}', 'GET /v1/templates (page']) {
+      const small = find(name, d)?.rps;
+      const large = find(name, d, SETTINGS.large)?.rps;
+      if (small && large) add(`${name.replace(' (page', ' page')} at ${SETTINGS.large.toLocaleString('en')} keeps >= 85 % (${d})`, large / small, (v) => v >= 0.85);
+    }
+    add(`peak RSS <= 300 MB (${d})`, peakRss[d], (v) => v <= 300, ' MB');
+  }
+  return out;
+}
+
+function table(): string {
+  const lines = [
+    '| scenario | database | templates | requests/s | p50 ms | p99 ms | errors | × ceiling |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.name} | ${r.dialect} | ${r.templates.toLocaleString('en')} | ${Math.round(r.rps).toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio?.toFixed(2) ?? '-'} |`),
+    '',
+    '| target | measured | |',
+    '|---|---:|---|',
+    ...targets().map((t) => `| ${t.target} | ${t.value} | ${t.met ? 'met' : 'NOT MET'} |`),
+  ];
+  return lines.join('\n');
+}
+
+const top = await ceiling();
+for (const dialect of SETTINGS.dialects) await service(dialect);
+for (const r of rows) r.ratio = r.rps / top;
+const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+const report = { mode, when: new Date().toISOString(), machine, connections: CONNECTIONS, durationSeconds: SETTINGS.duration, rows, peakRssMb: peakRss, targets: targets() };
+mkdirSync(join(root, 'bench/results'), { recursive: true });
+const file = join(root, `bench/results/${mode}-${report.when.replace(/[:.]/g, '-')}.json`);
+if (mode !== 'smoke') writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+if (process.env.BENCH_OUTPUT) writeFileSync(process.env.BENCH_OUTPUT, `${JSON.stringify(report, null, 2)}\n`);
+process.stdout.write(`\nPodplate benchmark (${mode}), ${machine}, ${CONNECTIONS} connections, ${SETTINGS.duration} s each\n\n${table()}\n`);
+if (mode !== 'smoke') process.stdout.write(`\nWritten to ${file}\n`);
