@@ -38,9 +38,24 @@ export function sqliteDialect(file: string): SqlDialect {
   database.pragma('synchronous = FULL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
+  // Kysely prepares every query anew; preparing costs more than running a lookup by key, so statements are kept.
+  // Reuse is safe: better-sqlite3 runs a statement to completion before anything else can use it.
+  const statements = new Map<string, SQLite.Statement>();
+  const cached = {
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        if (statements.size >= 1000) statements.clear();
+        statement = database.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+    close: () => database.close(),
+  };
   return {
     name: 'sqlite',
-    kysely: new SqliteDialect({ database }),
+    kysely: new SqliteDialect({ database: cached }),
     timestampType: 'text',
     serialType: 'integer',
     serialPrimaryKey: (c) => c.primaryKey().autoIncrement(),

@@ -1,4 +1,14 @@
-import { type Expression, type ExpressionBuilder, Kysely, Migrator, type Selectable, type SqlBool, sql } from 'kysely';
+import {
+  type Compilable,
+  type CompiledQuery,
+  type Expression,
+  type ExpressionBuilder,
+  Kysely,
+  Migrator,
+  type Selectable,
+  type SqlBool,
+  sql,
+} from 'kysely';
 import type { ReleaseStatus } from '../domain/release.ts';
 import type { FieldChange } from '../domain/revision.ts';
 import type { Template, TemplateContent } from '../domain/template.ts';
@@ -110,6 +120,9 @@ export class NameTaken extends Error {}
 export class AlreadyBound extends Error {}
 export class RoleMismatch extends Error {}
 
+/** Queries compiled once per dialect (compiling costs more than a lookup by key), by name. */
+const compiledQueries = new Map<string, CompiledQuery>();
+
 export class Store {
   constructor(
     private readonly db: Kysely<Database>,
@@ -118,6 +131,18 @@ export class Store {
 
   static open(dialect: SqlDialect): Store {
     return new Store(new Kysely<Database>({ dialect: dialect.kysely }), dialect);
+  }
+
+  /** Runs the query `build` makes, compiled once, with `parameters` in the order the query takes them. */
+  private async precompiled<R>(name: string, build: (db: Kysely<Database>) => Compilable<R>, parameters: unknown[]): Promise<R[]> {
+    const key = `${this.dialect.name}:${name}`;
+    let compiled = compiledQueries.get(key);
+    if (!compiled) {
+      compiled = build(this.db).compile();
+      compiledQueries.set(key, compiled);
+    }
+    const result = await this.db.executeQuery<R>({ ...compiled, parameters } as CompiledQuery<R>);
+    return result.rows;
   }
 
   /** Runs `work` in one transaction: all of its writes land, or none. Inside a transaction, joins it. */
@@ -164,19 +189,23 @@ export class Store {
   }
 
   async findPrincipal(digest: string): Promise<Principal | undefined> {
-    const row = await this.db
-      .selectFrom('api_keys')
-      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .select([
-        'api_keys.id as keyId',
-        'accounts.id as accountId',
-        'accounts.name as accountName',
-        'accounts.role as role',
-        'api_keys.digest as digest',
-        'api_keys.revoked_at as revokedAt',
-      ])
-      .where('api_keys.digest', '=', digest)
-      .executeTakeFirst();
+    const [row] = await this.precompiled<Principal>(
+      'findPrincipal',
+      (db) =>
+        db
+          .selectFrom('api_keys')
+          .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+          .select([
+            'api_keys.id as keyId',
+            'accounts.id as accountId',
+            'accounts.name as accountName',
+            'accounts.role as role',
+            'api_keys.digest as digest',
+            'api_keys.revoked_at as revokedAt',
+          ])
+          .where('api_keys.digest', '=', digest),
+      [digest],
+    );
     return row;
   }
 
@@ -227,10 +256,16 @@ export class Store {
 
   /** The template; with `lock`, its row stays locked against other writers until the transaction ends. */
   async findTemplate(id: string, options: { lock?: boolean } = {}): Promise<TemplateRecord | undefined> {
-    let select = this.db.selectFrom('templates').selectAll().where('id', '=', id);
     // SQLite has no row locks and needs none: one writer at a time holds the whole database.
-    if (options.lock && this.dialect.name === 'postgres') select = select.forUpdate();
-    const row = await select.executeTakeFirst();
+    const lock = options.lock === true && this.dialect.name === 'postgres';
+    const [row] = await this.precompiled<Selectable<TemplatesTable>>(
+      lock ? 'findTemplateForUpdate' : 'findTemplate',
+      (db) => {
+        const select = db.selectFrom('templates').selectAll().where('id', '=', id);
+        return lock ? select.forUpdate() : select;
+      },
+      [id],
+    );
     return row && toTemplate(row);
   }
 
@@ -261,19 +296,28 @@ export class Store {
     return result.numDeletedRows > 0n;
   }
 
+  /**
+   * A page of the templates visible to the caller, newest first. Each visibility scope (own, official, public) is
+   * read apart, down its own index in `seq` order, and the pages merged: an OR of the scopes in one query would
+   * make the database sort every visible template to find the first hundred.
+   */
   async listTemplates(query: TemplateQuery): Promise<Page<TemplateRecord>> {
-    let select = this.db
-      .selectFrom('templates')
-      .selectAll()
-      .where((eb) => visibleWhere(eb, query.visibility));
-    if (query.category !== undefined) select = select.where('category', '=', query.category);
-    if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
-    if (query.search) select = select.where(sql<SqlBool>`search like ${`%${escapeLike(query.search)}%`} escape '\\'`);
-    if (query.before !== undefined) select = select.where('seq', '<', query.before);
-    const rows = await select
-      .orderBy('seq', 'desc')
-      .limit(query.limit + 1)
-      .execute();
+    const take = query.limit + 1;
+    const branches = visibleScopes(query.visibility).map((scope) => {
+      let select = this.db
+        .selectFrom('templates')
+        .selectAll()
+        .where((eb) => eb.and(scope(eb)));
+      if (query.category !== undefined) select = select.where('category', '=', query.category);
+      if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
+      if (query.search) select = select.where(sql<SqlBool>`search like ${`%${escapeLike(query.search)}%`} escape '\\'`);
+      if (query.before !== undefined) select = select.where('seq', '<', query.before);
+      return select.orderBy('seq', 'desc').limit(take);
+    });
+    const [first, ...rest] = branches.map((branch, i) => this.db.selectFrom(branch.as(`scope${i}`)).selectAll());
+    if (!first) return { items: [] };
+    const merged = rest.reduce((all, branch) => all.unionAll(branch), first);
+    const rows = await this.db.selectFrom(merged.as('visible')).selectAll().orderBy('seq', 'desc').limit(take).execute();
     return page(rows, query.limit, (row) => row.seq, toTemplate);
   }
 
@@ -603,13 +647,15 @@ export class Store {
   }
 }
 
-/** The visibility rule of domain/visibility.ts `isVisible`, as SQL. */
-function visibleWhere(eb: ExpressionBuilder<Database, 'templates'>, v: Visibility): Expression<SqlBool> {
-  const scopes: Expression<SqlBool>[] = [eb('owner_id', '=', v.ownerId)];
-  if (v.platform) scopes.push(eb('is_platform', '=', 1));
-  if (v.public) scopes.push(eb.and([eb('is_public', '=', 1), eb('is_platform', '=', 0)]));
-  const seen = eb.or(scopes);
-  return v.bound ? seen : eb.and([eb('endpoint_id', 'is', null), seen]);
+type Condition = (eb: ExpressionBuilder<Database, 'templates'>) => Expression<SqlBool>[];
+
+/** The visibility rule of domain/visibility.ts `isVisible`, as SQL: disjoint scopes, each a list of conditions. */
+function visibleScopes(v: Visibility): Condition[] {
+  const unbound: Condition = (eb) => (v.bound ? [] : [eb('endpoint_id', 'is', null)]);
+  const scopes: Condition[] = [(eb) => [eb('owner_id', '=', v.ownerId), ...unbound(eb)]];
+  if (v.platform) scopes.push((eb) => [eb('is_platform', '=', 1), eb('owner_id', '<>', v.ownerId), ...unbound(eb)]);
+  if (v.public) scopes.push((eb) => [eb('is_public', '=', 1), eb('is_platform', '=', 0), eb('owner_id', '<>', v.ownerId), ...unbound(eb)]);
+  return scopes;
 }
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
