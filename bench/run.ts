@@ -43,7 +43,11 @@ interface Server {
 
 async function start(args: string[], env: Record<string, string>, readPort: boolean): Promise<Server> {
   const port = readPort ? 0 : await freePort();
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout?.on('data', (d) => {
     out += d;
@@ -113,13 +117,23 @@ async function load(name: string, url: string, requests: Request[], key?: string
       // Unique bodies need a callback per request; reads don't pay for it.
       requests: requests.map((r) =>
         r.body?.includes('[<id>]')
-          ? { method: r.method, path: r.path, setupRequest: (req: autocannon.Request) => ({ ...req, body: r.body?.replace('[<id>]', String(unique++)) }) }
+          ? {
+              method: r.method,
+              path: r.path,
+              setupRequest: (req: autocannon.Request) => ({ ...req, body: r.body?.replace('[<id>]', String(unique++)) }),
+            }
           : { method: r.method ?? 'GET', path: r.path, body: r.body },
       ),
     }) as autocannon.Options;
   await autocannon(options(SETTINGS.warmup));
   const result = await autocannon(options(seconds));
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  };
 }
 
 // --- the scenarios
@@ -194,10 +208,21 @@ async function service(dialect: string): Promise<void> {
       const all: Record<string, Request[]> = {
         get: seededIds(500, total).map((id) => ({ path: `/v1/templates/${id}?includePublicTemplates=true` })),
         list: [{ path: '/v1/templates?includePublicTemplates=true&limit=100' }],
-        create: [{ method: 'POST', path: '/v1/templates', body: '{"name":"bench [<id>]","imageName":"runpod/pytorch:2.1.0","ports":["8888/http"]}' }],
+        create: [
+          {
+            method: 'POST',
+            path: '/v1/templates',
+            body: '{"name":"bench [<id>]","imageName":"runpod/pytorch:2.1.0","ports":["8888/http"]}',
+          },
+        ],
         update: own.map((id) => ({ method: 'POST', path: `/v1/templates/${id}/update`, body: '{"readme":"readme [<id>]"}' })),
       };
-      const labels: Record<string, string> = { get: 'GET /v1/templates/{id}', list: 'GET /v1/templates (page of 100)', create: 'POST /v1/templates', update: 'POST /v1/templates/{id}/update' };
+      const labels: Record<string, string> = {
+        get: 'GET /v1/templates/{id}',
+        list: 'GET /v1/templates (page of 100)',
+        create: 'POST /v1/templates',
+        update: 'POST /v1/templates/{id}/update',
+      };
       for (const s of scenarios) {
         const r = await load(labels[s] as string, server.url, all[s] as Request[], key);
         rows.push({ ...r, dialect, templates: total });
@@ -233,7 +258,8 @@ async function ownerOf(databaseUrl: string, templateId: string): Promise<string>
 
 // --- the report
 
-const find = (name: string, dialect: string, templates = SMALL) => rows.find((r) => r.name.startsWith(name) && r.dialect === dialect && r.templates === templates);
+const find = (name: string, dialect: string, templates = SMALL) =>
+  rows.find((r) => r.name.startsWith(name) && r.dialect === dialect && r.templates === templates);
 
 function targets() {
   const out: { target: string; value: string; met: boolean }[] = [];
@@ -242,14 +268,20 @@ function targets() {
   };
   add('GET by id, SQLite >= 0.75 x ceiling', find('GET /v1/templates/{id}', 'sqlite')?.ratio, (v) => v >= 0.75);
   add('GET by id, PostgreSQL >= 0.4 x ceiling', find('GET /v1/templates/{id}', 'postgres')?.ratio, (v) => v >= 0.4);
-  for (const d of ['sqlite', 'postgres']) add(`GET by id p99 <= 20 ms at ${CONNECTIONS} connections (${d})`, find('GET /v1/templates/{id}', d)?.p99, (v) => v <= 20, ' ms');
+  for (const d of ['sqlite', 'postgres'])
+    add(`GET by id p99 <= 20 ms at ${CONNECTIONS} connections (${d})`, find('GET /v1/templates/{id}', d)?.p99, (v) => v <= 20, ' ms');
   add('create, SQLite >= 3,000/s', find('POST /v1/templates', 'sqlite')?.rps, (v) => v >= 3000, '/s');
   add('update, SQLite >= 3,000/s', find('POST /v1/templates/{id}/update', 'sqlite')?.rps, (v) => v >= 3000, '/s');
   for (const d of SETTINGS.dialects) {
     for (const name of ['GET /v1/templates/{id}', 'GET /v1/templates (page']) {
       const small = find(name, d)?.rps;
       const large = find(name, d, SETTINGS.large)?.rps;
-      if (small && large) add(`${name.replace(' (page', ' page')} at ${SETTINGS.large.toLocaleString('en')} keeps >= 85 % (${d})`, large / small, (v) => v >= 0.85);
+      if (small && large)
+        add(
+          `${name.replace(' (page', ' page')} at ${SETTINGS.large.toLocaleString('en')} keeps >= 85 % (${d})`,
+          large / small,
+          (v) => v >= 0.85,
+        );
     }
     add(`peak RSS <= 300 MB (${d})`, peakRss[d], (v) => v <= 300, ' MB');
   }
@@ -260,7 +292,10 @@ function table(): string {
   const lines = [
     '| scenario | database | templates | requests/s | p50 ms | p99 ms | errors | × ceiling |',
     '|---|---|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.name} | ${r.dialect} | ${r.templates.toLocaleString('en')} | ${Math.round(r.rps).toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio?.toFixed(2) ?? '-'} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.dialect} | ${r.templates.toLocaleString('en')} | ${Math.round(r.rps).toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio?.toFixed(2) ?? '-'} |`,
+    ),
     '',
     '| target | measured | |',
     '|---|---:|---|',
@@ -273,7 +308,16 @@ const top = await ceiling();
 for (const dialect of SETTINGS.dialects) await service(dialect);
 for (const r of rows) r.ratio = r.rps / top;
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const report = { mode, when: new Date().toISOString(), machine, connections: CONNECTIONS, durationSeconds: SETTINGS.duration, rows, peakRssMb: peakRss, targets: targets() };
+const report = {
+  mode,
+  when: new Date().toISOString(),
+  machine,
+  connections: CONNECTIONS,
+  durationSeconds: SETTINGS.duration,
+  rows,
+  peakRssMb: peakRss,
+  targets: targets(),
+};
 mkdirSync(join(root, 'bench/results'), { recursive: true });
 const file = join(root, `bench/results/${mode}-${report.when.replace(/[:.]/g, '-')}.json`);
 if (mode !== 'smoke') writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+// The benchmark harness runs end to end (a second of load per scenario). Its figures are not judged here:
+// speed is measured by `npm run bench`, as ratios, never asserted in tests.
+
+test('npm run bench -- --smoke runs every scenario and reports figures and targets', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'podplate-bench-smoke-'));
+  try {
+    const output = join(dir, 'report.json');
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke'], {
+      cwd: root,
+      env: { ...process.env, BENCH_OUTPUT: output },
+      encoding: 'utf8',
+      timeout: 180_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /\| scenario \| database \|/);
+    const report = JSON.parse(readFileSync(output, 'utf8'));
+    const names = report.rows.map(
+      (row: { name: string; dialect: string; templates: number }) => `${row.name} ${row.dialect} ${row.templates}`,
+    );
+    assert.deepEqual(names, [
+      'ceiling: bare Fastify, constant Template - 0',
+      'GET /v1/templates/{id} sqlite 1000',
+      'GET /v1/templates (page of 100) sqlite 1000',
+      'POST /v1/templates sqlite 1000',
+      'POST /v1/templates/{id}/update sqlite 1000',
+      'GET /v1/templates/{id} sqlite 2000',
+      'GET /v1/templates (page of 100) sqlite 2000',
+    ]);
+    for (const row of report.rows) {
+      assert.ok(row.rps > 0, `${row.name} served requests`);
+      assert.equal(row.errors, 0, `${row.name} without errors`);
+      assert.equal(typeof row.ratio, 'number');
+    }
+    assert.ok(report.peakRssMb.sqlite > 0);
+    assert.ok(report.targets.length >= 5);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
