@@ -7,7 +7,7 @@ import fc from 'fast-check';
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const lower = fc.stringMatching(/^[a-z0-9]{1,8}$/);
 /** Free text: anything but NUL, which free-text fields refuse (PostgreSQL can't store it). */
-const text = (constraints: fc.StringConstraints) => fc.string(constraints).map((s) => s.replace(/\u0000/g, ''));
+const text = (constraints: fc.StringConstraints) => fc.string(constraints).map((s) => s.replaceAll('\u0000', ''));
 
 export const name = fc.string({ unit: 'binary', minLength: 1, maxLength: 120 }).filter((s) => s.trim().length > 0 && !CONTROL.test(s));
 

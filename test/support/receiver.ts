@@ -25,7 +25,7 @@ export class Receiver {
   constructor(private readonly secret: string) {}
 
   async listen(port = 0): Promise<number> {
-    this.server = createServer((req, res) => {
+    const server = createServer((req, res) => {
       let raw = '';
       req.on('data', (chunk) => {
         raw += chunk;
@@ -52,8 +52,9 @@ export class Receiver {
         res.writeHead(status).end();
       });
     });
-    await new Promise<void>((resolve) => this.server?.listen(port, '127.0.0.1', resolve));
-    return (this.server?.address() as { port: number }).port;
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    return (server.address() as { port: number }).port;
   }
 
   async close(): Promise<void> {
