@@ -15,13 +15,30 @@ export function registerJsonParser(app: FastifyInstance): void {
       done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch (error) {
       const poisoned = error instanceof SyntaxError && /forbidden prototype property/.test(error.message);
+      if (!poisoned) return done(invalid('The request body is not valid JSON.', [{ path: '', message: 'is not valid JSON' }]));
+      // Only read, never merged: JSON.parse makes "__proto__" an own key, which is safe to walk to name its place.
+      const path = forbiddenKey(JSON.parse(body as string), '') ?? '';
       done(
-        poisoned
-          ? invalid('The request body uses "__proto__" or "constructor.prototype" as a key, which is not accepted.', [
-              { path: '', message: 'must not use "__proto__" or "constructor.prototype" as a key' },
-            ])
-          : invalid('The request body is not valid JSON.', [{ path: '', message: 'is not valid JSON' }]),
+        invalid('The request body uses "__proto__" or "constructor.prototype" as a key, which is not accepted.', [
+          { path, message: 'is a key that is not accepted' },
+        ]),
       );
     }
   });
+}
+
+const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** The JSON Pointer of the first "__proto__" key, or "constructor" key holding "prototype", in `value`. */
+function forbiddenKey(value: unknown, path: string): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const here = `${path}/${escape(key)}`;
+    if (key === '__proto__') return here;
+    if (key === 'constructor' && typeof inner === 'object' && inner !== null && Object.hasOwn(inner, 'prototype'))
+      return `${here}/prototype`;
+    const deeper = forbiddenKey(inner, here);
+    if (deeper) return deeper;
+  }
+  return undefined;
 }
