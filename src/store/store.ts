@@ -152,9 +152,16 @@ export class Store {
   }
 
   async migrate(): Promise<void> {
+    // On PostgreSQL, the migration bookkeeping lives in the schema the service uses (its search_path), so that
+    // installs in other schemas of the same database never count as this one's.
+    const schema =
+      this.dialect.name === 'postgres'
+        ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(this.db)).rows[0]?.schema
+        : undefined;
     const migrator = new Migrator({
       db: this.db,
       provider: { getMigrations: async () => migrations(this.dialect) },
+      migrationTableSchema: schema,
     });
     const { error } = await migrator.migrateToLatest();
     if (error) throw error;
