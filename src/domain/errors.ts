@@ -8,6 +8,9 @@ export interface FieldError {
   in?: 'body' | 'query' | 'path' | 'header';
 }
 
+/** A key as a JSON Pointer segment (RFC 6901): "~" becomes "~0", "/" becomes "~1". */
+export const escapePointer = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
 export class DomainError extends Error {
   constructor(
     readonly kind:

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { invalid } from '../domain/errors.ts';
+import { escapePointer, invalid } from '../domain/errors.ts';
 
 /**
  * Request bodies are JSON, parsed here so that each way a body can be unreadable gets its own clear 400.
@@ -27,13 +27,11 @@ export function registerJsonParser(app: FastifyInstance): void {
   });
 }
 
-const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
-
 /** The JSON Pointer of the first "__proto__" key, or "constructor" key holding "prototype", in `value`. */
 function forbiddenKey(value: unknown, path: string): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   for (const [key, inner] of Object.entries(value)) {
-    const here = `${path}/${escape(key)}`;
+    const here = `${path}/${escapePointer(key)}`;
     if (key === '__proto__') return here;
     if (key === 'constructor' && typeof inner === 'object' && inner !== null && Object.hasOwn(inner, 'prototype'))
       return `${here}/prototype`;

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
-import type { FieldError } from '../domain/errors.ts';
+import { escapePointer, type FieldError } from '../domain/errors.ts';
 import { imageReferenceProblem } from '../domain/image-reference.ts';
 import { mountPathProblem } from '../domain/mount-path.ts';
 import { IMMUTABLE_FIELDS, READ_ONLY_FIELDS } from '../domain/template.ts';
@@ -75,8 +75,6 @@ function oversized(schema: TSchema, data: unknown): ErrorObject[] {
   }
   return errors;
 }
-
-const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 const readOnly = new Set<string>(READ_ONLY_FIELDS);
 const immutable = new Set<string>(IMMUTABLE_FIELDS);

@@ -159,4 +159,4 @@ export const unknownField = fc
   .string({ minLength: 1, maxLength: 20 })
   .filter((s) => !(s in wrongValues) && !['__proto__', 'constructor', 'prototype'].includes(s));
 
-export const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+export { escapePointer } from '../../src/domain/errors.ts';
