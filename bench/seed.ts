@@ -1,27 +1,67 @@
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { templateJson } from '../src/domain/template.ts';
 
 // Seeds templates in bulk, straight into the database: a million rows in seconds, not through the API.
 // Every row is a public template of `ownerId`, with the same content but its own id and name.
 
 const COLUMNS = `(id, owner_id, endpoint_id, name, image_name, category, container_disk_in_gb, volume_in_gb, volume_mount_path,
   container_registry_auth_id, docker_entrypoint, docker_start_cmd, env, ports, readme, is_public, is_platform, is_serverless,
-  earned, runtime_in_min, revision, created_at, updated_at, search)`;
+  earned, runtime_in_min, revision, created_at, updated_at, search, body)`;
 
 const idOf = (n: number) => `seed${String(n).padStart(12, '0')}`;
 
+/** The stored representation of every seeded row, with its id and name to fill in. */
+const bodyOf = (at: string) =>
+  templateJson({
+    id: '\u0000ID\u0000',
+    name: '\u0000NAME\u0000',
+    imageName: 'runpod/pytorch:2.1.0',
+    category: 'NVIDIA',
+    containerDiskInGb: 50,
+    volumeInGb: 20,
+    volumeMountPath: '/workspace',
+    containerRegistryAuthId: '',
+    dockerEntrypoint: [],
+    dockerStartCmd: [],
+    env: { HF_HOME: '/workspace/hf' },
+    ports: ['8888/http', '22/tcp'],
+    readme: '# Seeded',
+    isPublic: true,
+    isPlatform: false,
+    isServerless: false,
+    earned: 0,
+    runtimeInMin: 0,
+    revision: 1,
+    createdAt: at,
+    updatedAt: at,
+  });
+const ID = JSON.stringify('\u0000ID\u0000');
+const NAME = JSON.stringify('\u0000NAME\u0000');
+
 export async function seedTemplates(databaseUrl: string, ownerId: string, from: number, to: number): Promise<void> {
   const at = new Date().toISOString();
+  const body = bodyOf(at);
   if (databaseUrl.startsWith('sqlite:')) {
     const db = new SQLite(databaseUrl.slice('sqlite:'.length));
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = OFF');
     const insert = db.prepare(
       `insert into templates ${COLUMNS} values (?, ?, null, ?, 'runpod/pytorch:2.1.0', 'NVIDIA', 50, 20, '/workspace', '', '[]', '[]',
-       '{"HF_HOME":"/workspace/hf"}', '["8888/http","22/tcp"]', '# Seeded', 1, 0, 0, 0, 0, 1, ?, ?, ?)`,
+       '{"HF_HOME":"/workspace/hf"}', '["8888/http","22/tcp"]', '# Seeded', 1, 0, 0, 0, 0, 1, ?, ?, ?, ?)`,
     );
     const batch = db.transaction((start: number, end: number) => {
-      for (let n = start; n < end; n++) insert.run(idOf(n), ownerId, `seeded ${n}`, at, at, `seeded ${n}\nrunpod/pytorch:2.1.0`);
+      for (let n = start; n < end; n++) {
+        insert.run(
+          idOf(n),
+          ownerId,
+          `seeded ${n}`,
+          at,
+          at,
+          `seeded ${n}\nrunpod/pytorch:2.1.0`,
+          body.replace(ID, `"${idOf(n)}"`).replace(NAME, `"seeded ${n}"`),
+        );
+      }
     });
     for (let start = from; start < to; start += 50_000) batch(start, Math.min(to, start + 50_000));
     db.close();
@@ -34,9 +74,10 @@ export async function seedTemplates(databaseUrl: string, ownerId: string, from: 
       `insert into templates ${COLUMNS}
        select 'seed' || lpad(g::text, 12, '0'), $1, null, 'seeded ' || g, 'runpod/pytorch:2.1.0', 'NVIDIA', 50, 20,
          '/workspace', '', '[]', '[]', '{"HF_HOME":"/workspace/hf"}', '["8888/http","22/tcp"]', '# Seeded', 1, 0, 0, 0, 0, 1, $2, $2,
-         'seeded ' || g || chr(10) || 'runpod/pytorch:2.1.0'
+         'seeded ' || g || chr(10) || 'runpod/pytorch:2.1.0',
+         replace(replace($5, $6, '"seed' || lpad(g::text, 12, '0') || '"'), $7, '"seeded ' || g || '"')
        from generate_series($3::bigint, $4::bigint - 1) g`,
-      [ownerId, at, from, to],
+      [ownerId, at, from, to, body, ID, NAME],
     );
     await client.query('analyze templates');
   } finally {

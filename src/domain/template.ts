@@ -181,6 +181,18 @@ export const Template = Type.Object(
 );
 export type Template = Static<typeof Template>;
 
+const TEMPLATE_FIELDS = Object.keys(Template.properties) as (keyof Template)[];
+
+/**
+ * The template exactly as the API shows it, as JSON text: its fields in the schema's order and nothing else.
+ * The store keeps this beside every row, so that reads send it as it is instead of building it anew.
+ */
+export function templateJson(template: Template): string {
+  const shown: Record<string, unknown> = {};
+  for (const field of TEMPLATE_FIELDS) shown[field] = template[field];
+  return JSON.stringify(shown);
+}
+
 /** Fields the server owns: a request that sends one is refused. */
 export const READ_ONLY_FIELDS = ['id', 'isPlatform', 'earned', 'runtimeInMin', 'revision', 'createdAt', 'updatedAt'] as const;
 

@@ -3,7 +3,7 @@ import type { UsageReport } from '../domain/release.ts';
 import { contentOf, diffContent, type FieldChange } from '../domain/revision.ts';
 import { applyUpdate, newTemplateContent, type TemplateContent, type TemplateCreate, type TemplateUpdate } from '../domain/template.ts';
 import { type Caller, type IncludeFlags, isVisible, visibilityFor, widestVisibility } from '../domain/visibility.ts';
-import { NameTaken, type Page, type RevisionRecord, type Store, type TemplateRecord } from '../store/store.ts';
+import { NameTaken, type Page, type RevisionRecord, type Store, type TemplateRecord, type TemplateView } from '../store/store.ts';
 import { newId, now } from './ids.ts';
 import { startRelease } from './releases.ts';
 
@@ -50,10 +50,10 @@ export function createTemplate(store: Store, caller: Caller, input: TemplateCrea
   );
 }
 
-export async function getTemplate(store: Store, caller: Caller, id: string, flags: IncludeFlags): Promise<TemplateRecord> {
-  const template = await store.findTemplate(id);
-  if (!template || !isVisible(visibilityFor(caller, flags), facts(template))) throw notFound('template');
-  return template;
+export async function getTemplate(store: Store, caller: Caller, id: string, flags: IncludeFlags): Promise<TemplateView> {
+  const view = await store.findTemplateView(id);
+  if (!view || !isVisible(visibilityFor(caller, flags), view)) throw notFound('template');
+  return view;
 }
 
 /** The template, if the caller owns it: 404 when the caller can't see it at all, 403 when it can but doesn't own it. */
@@ -153,7 +153,8 @@ export interface ListOptions extends IncludeFlags {
   before?: number;
 }
 
-export function listTemplates(store: Store, caller: Caller, options: ListOptions): Promise<Page<TemplateRecord>> {
+/** A page of the templates the caller can see, as their JSON representations. */
+export function listTemplates(store: Store, caller: Caller, options: ListOptions): Promise<Page<string>> {
   return store.listTemplates({
     visibility: visibilityFor(caller, options),
     category: options.category,

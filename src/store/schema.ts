@@ -46,6 +46,12 @@ export interface TemplatesTable {
   updated_at: string;
   /** Lowercased name and image, for the case-insensitive `q` filter on both dialects alike. */
   search: string;
+  /**
+   * The template as the API shows it (domain `templateJson`), rewritten with every write so that reads send it as
+   * it is. NULL only until `Store.migrate` has built it (after the migration that added it, or one that clears it
+   * because the representation changed).
+   */
+  body: string | null;
 }
 
 export interface EndpointsTable {

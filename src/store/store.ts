@@ -11,8 +11,8 @@ import {
 } from 'kysely';
 import type { ReleaseStatus } from '../domain/release.ts';
 import type { FieldChange } from '../domain/revision.ts';
-import type { Template, TemplateContent } from '../domain/template.ts';
-import type { Role, Visibility } from '../domain/visibility.ts';
+import { type Template, type TemplateContent, templateJson } from '../domain/template.ts';
+import type { Role, Visibility, VisibleFacts } from '../domain/visibility.ts';
 import type { SqlDialect } from './dialect.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database, EndpointsTable, ReleasesTable, TemplateRevisionsTable, TemplatesTable } from './schema.ts';
@@ -23,6 +23,16 @@ export interface TemplateRecord extends Template {
   ownerId: string;
   endpointId: string | null;
 }
+
+/** A template as a read needs it: the facts that decide who sees it, its revision, and its representation. */
+export interface TemplateView extends VisibleFacts {
+  revision: number;
+  /** The template as the API shows it, as JSON text. */
+  json: string;
+}
+
+const VIEW_COLUMNS = ['id', 'owner_id', 'endpoint_id', 'is_public', 'is_platform', 'revision', 'body'] as const;
+type ViewRow = Pick<Selectable<TemplatesTable>, (typeof VIEW_COLUMNS)[number]>;
 
 export interface TemplateQuery {
   visibility: Visibility;
@@ -165,6 +175,24 @@ export class Store {
     });
     const { error } = await migrator.migrateToLatest();
     if (error) throw error;
+    await this.buildMissingBodies();
+  }
+
+  /** Writes the API representation of every template that has none yet, a batch at a time. */
+  private async buildMissingBodies(): Promise<void> {
+    for (;;) {
+      const rows = await this.db.selectFrom('templates').selectAll().where('body', 'is', null).orderBy('seq').limit(1000).execute();
+      if (rows.length === 0) return;
+      await this.transaction(async (tx) => {
+        for (const row of rows) {
+          await tx.db
+            .updateTable('templates')
+            .set({ body: templateJson(toTemplate(row)) })
+            .where('seq', '=', row.seq)
+            .execute();
+        }
+      });
+    }
   }
 
   async ping(): Promise<void> {
@@ -276,6 +304,34 @@ export class Store {
     return row && toTemplate(row);
   }
 
+  /**
+   * What a read of one template needs: who may see it, its revision, and its API representation as JSON text,
+   * without turning the whole row into an object.
+   */
+  async findTemplateView(id: string): Promise<TemplateView | undefined> {
+    const [row] = await this.precompiled<ViewRow>(
+      'findTemplateView',
+      (db) => db.selectFrom('templates').select(VIEW_COLUMNS).where('id', '=', id),
+      [id],
+    );
+    if (!row) return undefined;
+    return {
+      ownerId: row.owner_id,
+      isPublic: row.is_public === 1,
+      isPlatform: row.is_platform === 1,
+      bound: row.endpoint_id !== null,
+      revision: row.revision,
+      json: row.body ?? (await this.bodyOf(row.id)),
+    };
+  }
+
+  /** The representation of a template whose body is not built yet (a row written around the store). */
+  private async bodyOf(id: string): Promise<string> {
+    const template = await this.findTemplate(id);
+    if (!template) throw new Error(`template ${id} vanished while being read`);
+    return templateJson(template);
+  }
+
   /** Writes `template` over the stored one if that is still at `expectedRevision`; false when it moved on or is gone. */
   async replaceTemplate(template: TemplateRecord, expectedRevision: number): Promise<boolean> {
     const { seq: _seq, id, owner_id, created_at, ...changes } = toRow(template);
@@ -308,12 +364,12 @@ export class Store {
    * read apart, down its own index in `seq` order, and the pages merged: an OR of the scopes in one query would
    * make the database sort every visible template to find the first hundred.
    */
-  async listTemplates(query: TemplateQuery): Promise<Page<TemplateRecord>> {
+  async listTemplates(query: TemplateQuery): Promise<Page<string>> {
     const take = query.limit + 1;
     const branches = visibleScopes(query.visibility).map((scope) => {
       let select = this.db
         .selectFrom('templates')
-        .selectAll()
+        .select(['seq', 'id', 'body'])
         .where((eb) => eb.and(scope(eb)));
       if (query.category !== undefined) select = select.where('category', '=', query.category);
       if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
@@ -325,7 +381,13 @@ export class Store {
     if (!first) return { items: [] };
     const merged = rest.reduce((all, branch) => all.unionAll(branch), first);
     const rows = await this.db.selectFrom(merged.as('visible')).selectAll().orderBy('seq', 'desc').limit(take).execute();
-    return page(rows, query.limit, (row) => row.seq, toTemplate);
+    const shown = page(
+      rows,
+      query.limit,
+      (row) => row.seq,
+      (row) => row,
+    );
+    return { ...shown, items: await Promise.all(shown.items.map((row) => row.body ?? this.bodyOf(row.id))) };
   }
 
   // --- endpoints
@@ -645,6 +707,14 @@ export class Store {
       .set((eb) => ({ runtime_in_min: eb('runtime_in_min', '+', usage.runtimeInMin), earned: eb('earned', '+', usage.earned) }))
       .where('id', '=', usage.templateId)
       .execute();
+    // The sums are part of the template's representation: rebuild it (the caller holds the row's lock).
+    const template = await this.findTemplate(usage.templateId);
+    if (template)
+      await this.db
+        .updateTable('templates')
+        .set({ body: templateJson(template) })
+        .where('id', '=', template.id)
+        .execute();
     return true;
   }
 
@@ -693,6 +763,7 @@ function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'> & { s
     created_at: t.createdAt,
     updated_at: t.updatedAt,
     search: `${t.name}\n${t.imageName}`.toLowerCase(),
+    body: templateJson(t),
   };
 }
 

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Kysely, sql } from 'kysely';
+import { templateJson } from '../../src/domain/template.ts';
 import { visibilityFor } from '../../src/domain/visibility.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import type { TemplateRecord } from '../../src/store/store.ts';
@@ -92,6 +94,62 @@ forEachDialect('store contract', (dialect) => {
     assert.equal(JSON.stringify(back), JSON.stringify(t), 'key order too');
   });
 
+  test('every write keeps the stored representation equal to the template as the API shows it', async () => {
+    const t = record({ isPublic: true, readme: 'first', env: { A: '1' } });
+    const shown = async () => {
+      const [template, view] = await Promise.all([store.findTemplate(t.id), store.findTemplateView(t.id)]);
+      assert.ok(template && view);
+      assert.equal(view.json, templateJson(template));
+      return { template, view };
+    };
+    await store.insertTemplate(t);
+    assert.deepEqual((await shown()).view, {
+      ownerId: 'acc_a',
+      isPublic: true,
+      isPlatform: false,
+      bound: false,
+      revision: 1,
+      json: templateJson(t),
+    });
+    assert.equal(await store.replaceTemplate({ ...t, readme: 'second', ports: ['22/tcp'], revision: 2 }, 1), true);
+    assert.equal(JSON.parse((await shown()).view.json).readme, 'second');
+    await store.transaction(async (tx) => {
+      assert.equal(await tx.addUsage({ usageId: `u-${t.id}`, templateId: t.id, runtimeInMin: 7, earned: 1.5, createdAt: at }), true);
+    });
+    const afterUsage = JSON.parse((await shown()).view.json);
+    assert.deepEqual([afterUsage.runtimeInMin, afterUsage.earned, afterUsage.revision], [7, 1.5, 2]);
+    const listed = await store.listTemplates({
+      visibility: visibilityFor({ accountId: 'acc_a', role: 'user' }, {}),
+      limit: 100,
+      search: 'name',
+    });
+    assert.ok(listed.items.includes((await shown()).view.json));
+    assert.equal(await store.findTemplateView('nosuchtemplate00'), undefined);
+  });
+
+  test('representations missing (cleared, or written around the store) are built on read and by migrate', async () => {
+    const t = record({ isPublic: true, name: 'cleared' });
+    await store.insertTemplate(t);
+    const raw = new Kysely<Record<string, Record<string, unknown>>>({ dialect: dialectFor(db.url).kysely });
+    const bodyOf = async () =>
+      (await sql<{ body: string | null }>`select body from templates where id = ${t.id}`.execute(raw)).rows[0]?.body;
+    try {
+      await sql`update templates set body = null where id = ${t.id}`.execute(raw);
+      assert.equal((await store.findTemplateView(t.id))?.json, templateJson(t));
+      const listed = await store.listTemplates({
+        visibility: visibilityFor({ accountId: 'acc_a', role: 'user' }, {}),
+        limit: 1,
+        search: 'cleared',
+      });
+      assert.deepEqual(listed.items, [templateJson(t)]);
+      assert.equal(await bodyOf(), null, 'reads do not write');
+      await store.migrate();
+      assert.equal(await bodyOf(), templateJson(t));
+    } finally {
+      await raw.destroy();
+    }
+  });
+
   test('names are unique per owner, not across owners', async () => {
     const t = record({ name: 'dup' });
     await store.insertTemplate(t);
@@ -162,7 +220,7 @@ forEachDialect('store contract', (dialect) => {
     let before: number | undefined;
     do {
       const page = await store.listTemplates({ visibility, limit: 3, before, search: 'page' });
-      seen.push(...page.items.map((t) => t.id));
+      seen.push(...page.items.map((json) => JSON.parse(json).id));
       before = page.next;
     } while (before !== undefined);
     assert.deepEqual(seen, mine);

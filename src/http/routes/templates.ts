@@ -41,6 +41,8 @@ const IdempotencyKey = {
   ),
 };
 
+/** Sends JSON text the store keeps ready (see `templateJson`): the response schema's serializer is not run again. */
+const sendJson = (reply: FastifyReply, json: string) => reply.type('application/json; charset=utf-8').send(json);
 const sendTemplate = (reply: FastifyReply, template: TemplateRecord) => reply.header('etag', etagOf(template)).send(template);
 const outcome = (template: TemplateRecord, location = false) => ({
   payload: template,
@@ -84,7 +86,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { limit = 100, cursor, ...filters } = request.query;
       const page = await templates.listTemplates(store, request.caller, { ...filters, limit, before: pageStart(cursor) });
       linkNext(request, reply, page.next);
-      return page.items;
+      return sendJson(reply, `[${page.items.join(',')}]`);
     },
   });
 
@@ -98,8 +100,10 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: IncludeQuery,
       response: { 200: oneTemplate('The template.'), ...problemResponses(400, 401, 404, 503) },
     },
-    handler: async (request, reply) =>
-      sendTemplate(reply, await templates.getTemplate(store, request.caller, request.params.templateId, request.query)),
+    handler: async (request, reply) => {
+      const view = await templates.getTemplate(store, request.caller, request.params.templateId, request.query);
+      return sendJson(reply.header('etag', etagOf(view)), view.json);
+    },
   });
 
   const updates = [

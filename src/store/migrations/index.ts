@@ -2,6 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 import type { SqlDialect } from '../dialect.ts';
 import * as initial from './0001-initial.ts';
 import * as history from './0002-history-releases-outbox.ts';
+import * as body from './0003-template-body.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
@@ -9,6 +10,7 @@ type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<
 const ordered: [string, DialectMigration][] = [
   ['0001-initial', initial],
   ['0002-history-releases-outbox', history],
+  ['0003-template-body', body],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {
