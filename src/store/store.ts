@@ -14,6 +14,7 @@ import type { FieldChange } from '../domain/revision.ts';
 import { type Template, type TemplateContent, templateJson } from '../domain/template.ts';
 import type { Role, Visibility, VisibleFacts } from '../domain/visibility.ts';
 import type { SqlDialect } from './dialect.ts';
+import { GroupCommit } from './group-commit.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database, EndpointsTable, ReleasesTable, TemplateRevisionsTable, TemplatesTable } from './schema.ts';
 
@@ -134,13 +135,18 @@ export class RoleMismatch extends Error {}
 const compiledQueries = new Map<string, CompiledQuery>();
 
 export class Store {
-  constructor(
+  private constructor(
     private readonly db: Kysely<Database>,
     readonly dialect: SqlDialect,
+    /** Inside a transaction: a nested `transaction` joins it. */
+    private readonly joined: boolean,
+    /** SQLite's one writer commits concurrent transactions together (see GroupCommit). */
+    private readonly groups?: GroupCommit<Database>,
   ) {}
 
   static open(dialect: SqlDialect): Store {
-    return new Store(new Kysely<Database>({ dialect: dialect.kysely }), dialect);
+    const db = new Kysely<Database>({ dialect: dialect.kysely });
+    return new Store(db, dialect, false, dialect.name === 'sqlite' ? new GroupCommit(db) : undefined);
   }
 
   /** Runs the query `build` makes, compiled once, with `parameters` in the order the query takes them. */
@@ -155,10 +161,14 @@ export class Store {
     return result.rows;
   }
 
-  /** Runs `work` in one transaction: all of its writes land, or none. Inside a transaction, joins it. */
+  /**
+   * Runs `work` in one transaction: all of its writes land, or none, and the promise settles once they are
+   * committed. Inside a transaction, joins it. On SQLite, transactions asked for together share one commit.
+   */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T> {
-    if (this.db.isTransaction) return work(this);
-    return this.db.transaction().execute((trx) => work(new Store(trx, this.dialect)));
+    if (this.joined) return work(this);
+    if (this.groups) return this.groups.run((connection) => work(new Store(connection, this.dialect, true)));
+    return this.db.transaction().execute((trx) => work(new Store(trx, this.dialect, true)));
   }
 
   async migrate(): Promise<void> {

@@ -1,0 +1,84 @@
+import { type Kysely, sql } from 'kysely';
+
+/**
+ * Group commit for a database with one writer and a costly commit (SQLite with `synchronous = FULL`: an fsync per
+ * commit). Transactions asked for in the same turn of the event loop run one after another inside one database
+ * transaction, each in its own savepoint, and are committed together with one fsync. Nothing is acknowledged before
+ * that commit: each caller's promise settles only once the group's COMMIT has returned, and if it fails every
+ * transaction of the group fails with it (none was acknowledged, so none is lost). A transaction that throws rolls
+ * back to its savepoint and fails alone; the others still commit.
+ *
+ * The result is the same as running them one by one: they run in order, on one connection, and nothing else uses
+ * that connection until the group ends.
+ */
+export class GroupCommit<DB> {
+  private queue: Pending<DB>[] = [];
+  private scheduled = false;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly maxGroup = 64,
+  ) {}
+
+  run<T>(work: (connection: Kysely<DB>) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      // Wait for the rest of this turn's requests to ask too: they then share the commit.
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const group = this.queue.splice(0, this.maxGroup);
+      await this.commit(group);
+    }
+    this.scheduled = false;
+  }
+
+  private async commit(group: Pending<DB>[]): Promise<void> {
+    const outcomes: Outcome[] = [];
+    try {
+      await this.db.connection().execute(async (connection) => {
+        await sql`begin immediate`.execute(connection);
+        try {
+          for (const pending of group) {
+            await sql`savepoint grouped`.execute(connection);
+            try {
+              outcomes.push({ ok: true, value: await pending.work(connection) });
+              await sql`release grouped`.execute(connection);
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+              await sql`rollback to grouped`.execute(connection);
+              await sql`release grouped`.execute(connection);
+            }
+          }
+          await sql`commit`.execute(connection);
+        } catch (error) {
+          await sql`rollback`.execute(connection).catch(() => {});
+          throw error;
+        }
+      });
+    } catch (error) {
+      // The group did not commit: nothing in it happened, whatever each part returned.
+      for (const pending of group) pending.reject(error);
+      return;
+    }
+    group.forEach((pending, i) => {
+      const outcome = outcomes[i] as Outcome;
+      if (outcome.ok) pending.resolve(outcome.value);
+      else pending.reject(outcome.error);
+    });
+  }
+}
+
+interface Pending<DB> {
+  work: (connection: Kysely<DB>) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };

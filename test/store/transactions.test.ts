@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Kysely, sql } from 'kysely';
+import { dialectFor } from '../../src/store/dialect.ts';
+import { GroupCommit } from '../../src/store/group-commit.ts';
+import { Store, type TemplateRecord } from '../../src/store/store.ts';
+import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
+
+// Transactions asked for at once (on SQLite, committed as one group): each lands or fails on its own, and
+// nothing is seen or acknowledged before its commit.
+
+const at = '2026-01-02T03:04:05.678Z';
+let n = 0;
+const record = (overrides: Partial<TemplateRecord> = {}): TemplateRecord => ({
+  id: `txn${String(++n).padStart(13, '0')}`,
+  name: `txn ${n}`,
+  imageName: 'ubuntu:22.04',
+  category: 'CPU',
+  containerDiskInGb: 10,
+  volumeInGb: 0,
+  volumeMountPath: '/workspace',
+  containerRegistryAuthId: '',
+  dockerEntrypoint: [],
+  dockerStartCmd: [],
+  env: {},
+  ports: [],
+  readme: '',
+  isPublic: false,
+  isPlatform: false,
+  isServerless: false,
+  earned: 0,
+  runtimeInMin: 0,
+  revision: 1,
+  createdAt: at,
+  updatedAt: at,
+  ownerId: 'acc_t',
+  endpointId: null,
+  ...overrides,
+});
+
+forEachDialect('concurrent transactions', (dialect) => {
+  let db: Database;
+  let store: Store;
+  before(async () => {
+    db = await freshDatabase(dialect);
+    store = Store.open(dialectFor(db.url));
+    await store.migrate();
+    await store.ensureAccount({ id: 'acc_t', name: 't', role: 'user', createdAt: at });
+  });
+  after(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  test('of 20 at once, the one that throws leaves nothing and the other 19 land', async () => {
+    const templates = Array.from({ length: 20 }, () => record());
+    const results = await Promise.allSettled(
+      templates.map((t, i) =>
+        store.transaction(async (tx) => {
+          await tx.insertTemplate(t);
+          await tx.replaceTemplate({ ...t, readme: 'changed', revision: 2 }, 1);
+          if (i === 7) throw new Error('abort 7');
+          return i;
+        }),
+      ),
+    );
+    results.forEach((r, i) => {
+      if (i === 7) assert.equal(r.status === 'rejected' && (r.reason as Error).message, 'abort 7');
+      else assert.deepEqual(r, { status: 'fulfilled', value: i });
+    });
+    for (const [i, t] of templates.entries()) {
+      const stored = await store.findTemplate(t.id);
+      if (i === 7) assert.equal(stored, undefined);
+      else assert.deepEqual([stored?.revision, stored?.readme], [2, 'changed']);
+    }
+  });
+
+  test('a unique violation in one fails that one alone', async () => {
+    const results = await Promise.allSettled(
+      [record({ name: 'same' }), record({ name: 'same' }), record({ name: 'other' })].map((t) =>
+        store.transaction((tx) => tx.insertTemplate(t)),
+      ),
+    );
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+  });
+
+  test('a read does not see a transaction before it commits', async () => {
+    const t = record();
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let inserted = () => {};
+    const insertedYet = new Promise<void>((resolve) => {
+      inserted = resolve;
+    });
+    const writing = store.transaction(async (tx) => {
+      await tx.insertTemplate(t);
+      inserted();
+      await gate;
+    });
+    await insertedYet;
+    let read: TemplateRecord | undefined | 'pending' = 'pending';
+    const reading = store.findTemplate(t.id).then((r) => {
+      read = r;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    // Either still waiting (SQLite: one connection) or answered from before the write (PostgreSQL).
+    assert.ok(read === 'pending' || read === undefined, 'no dirty read');
+    release();
+    await Promise.all([writing, reading]);
+    assert.equal((await store.findTemplate(t.id))?.id, t.id);
+  });
+});
+
+test('group commit: when the shared commit fails, every transaction of the group fails and none lands', async () => {
+  const db = await freshDatabase('sqlite');
+  const kysely = new Kysely<Record<string, { id: number; parent: number | null }>>({ dialect: dialectFor(db.url).kysely });
+  try {
+    await sql`create table node (id integer primary key, parent integer references node(id))`.execute(kysely);
+    const groups = new GroupCommit(kysely);
+    const insert = (id: number, parent: number | null) => (c: typeof kysely) => sql`insert into node values (${id}, ${parent})`.execute(c);
+    const results = await Promise.allSettled([
+      // Foreign keys checked only at COMMIT: the second insert makes the whole group's commit fail.
+      groups.run(async (c) => {
+        await sql`pragma defer_foreign_keys = on`.execute(c);
+        await insert(1, null)(c);
+      }),
+      groups.run(insert(2, 99)),
+      groups.run(insert(3, 1)),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected', 'rejected'],
+    );
+    const count = async () => (await sql<{ n: number }>`select count(*) as n from node`.execute(kysely)).rows[0]?.n;
+    assert.equal(await count(), 0);
+    // The connection is usable afterwards, and a group of one commits.
+    await groups.run(insert(4, null));
+    assert.equal(await count(), 1);
+  } finally {
+    await kysely.destroy();
+    await db.drop();
+  }
+});
