@@ -17,7 +17,10 @@ const status = document.getElementById('status') as HTMLElement;
 /** A message for screen readers and eyes, kept until the next one. */
 function announce(message: string): void {
   status.textContent = message;
+  fresh = true;
 }
+/** A message outlives the navigation it announces, and is cleared by the one after. */
+let fresh = false;
 
 let rendering = 0;
 let afterSignIn = '#/';
@@ -63,6 +66,8 @@ function pick(path: string[]): View {
 
 async function render(): Promise<void> {
   const token = ++rendering;
+  if (!fresh) status.textContent = '';
+  fresh = false;
   const route = currentRoute();
   const signedIn = session.get() !== null;
   renderNav(signedIn);

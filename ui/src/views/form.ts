@@ -25,6 +25,18 @@ const LABELS: Record<string, string> = {
   readme: 'Readme (Markdown)',
 };
 
+/** Where an error is, in the form's words: "Port 2", "Variable 1", "Start command, argument 3". */
+function describe(pointer: string, control: string): string {
+  const [, field = '', item] = control.split('/');
+  if (field === 'ports' && item !== undefined) return `Port ${Number(item) + 1}`;
+  if (field === 'env' && item !== undefined) return `Variable ${Number(item) + 1}`;
+  const label = LABELS[field] ?? (pointer || 'Request');
+  const [, , index] = pointer.split('/');
+  return (field === 'dockerEntrypoint' || field === 'dockerStartCmd') && index !== undefined
+    ? `${label}, argument ${Number(index) + 1}`
+    : label;
+}
+
 export const formView =
   (id: string | undefined): View =>
   async ({ container, alive, announce }) => {
@@ -183,7 +195,7 @@ export const formView =
           });
           return h(
             'div',
-            { class: 'row', role: 'group', 'aria-label': `Port ${i + 1}` },
+            { class: 'row' },
             h('div', { class: 'field' }, h('label', { for: portId }, `Port ${i + 1}`), port),
             h('div', { class: 'field' }, h('label', { for: protocolId }, `Protocol ${i + 1}`), protocol),
             h(
@@ -284,10 +296,9 @@ export const formView =
     const showErrors = (error: unknown) => {
       const fieldErrors: FieldError[] = error instanceof ApiError ? (error.problem.errors ?? []) : [];
       const listed = fieldErrors.map((e) => {
-        const target = slots.get(controlFor(e.path, form));
-        const label = LABELS[e.path.split('/')[1] ?? ''] ?? (e.path || 'Request');
-        const where = e.path.split('/').slice(2).join('/');
-        const text = `${label}${where ? ` ${where}` : ''}: ${e.message}`;
+        const control = controlFor(e.path, form);
+        const target = slots.get(control);
+        const text = `${describe(e.path, control)}: ${e.message}`;
         if (target) {
           target.message.textContent = target.message.textContent ? `${target.message.textContent}; ${e.message}` : e.message;
           target.control.setAttribute('aria-invalid', 'true');

@@ -92,7 +92,7 @@ export const detailView =
     };
     const readme = h('div', { class: 'readme' });
     if (t.readme.trim()) readme.append(renderMarkdown(t.readme));
-    else readme.append(h('p', { class: 'muted' }, 'No readme.'));
+    if (!readme.textContent?.trim() && !readme.querySelector('img')) readme.append(h('p', { class: 'muted' }, 'No readme.'));
     show(
       container,
       h('p', { class: 'crumbs' }, h('a', { href: href('/') }, '← Templates')),
