@@ -54,7 +54,7 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
-  const keys = { alice: '', bob: '', platform: '' };
+  const keys = { alice: '', bob: '', carol: '', platform: '' };
   const ids: Record<string, string> = {};
   const consoleErrors: string[] = [];
   const urls: string[] = [];
@@ -81,7 +81,7 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     server = await startServer(env);
     keys.platform = /pp_[A-Za-z0-9_-]{43}/.exec(server.stderr())?.[0] ?? '';
     assert.ok(keys.platform, 'the bootstrap platform key is printed');
-    for (const user of ['alice', 'bob'] as const) {
+    for (const user of ['alice', 'bob', 'carol'] as const) {
       const made = podplate(['keys', 'create', '--user', user], env);
       assert.equal(made.code, 0, made.stderr);
       keys[user] = made.stdout.trim();
@@ -106,6 +106,7 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     ).id;
     ids.endpoint = (await api(a, 'POST', '/v1/endpoints', { name: 'llama', templateId: ids.worker, workersMax: 4 })).id;
     await api(a, 'POST', `/v1/templates/${ids.worker}/update`, { imageName: 'acme/llama:1.1' });
+    await api(a, 'POST', `/v1/templates/${ids.worker}/update`, { imageName: 'acme/llama:1.2' });
     ids.bob = (
       await api(keys.bob, 'POST', '/v1/templates', {
         name: 'stable diffusion',
@@ -123,6 +124,15 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
         readme: '## Maintained by the platform',
       })
     ).id;
+
+    // More public templates than a page holds (20), newest first: Carol's 21 come before Bob's.
+    for (let i = 1; i <= 21; i++) {
+      await api(keys.carol, 'POST', '/v1/templates', {
+        name: `carol public ${String(i).padStart(2, '0')}`,
+        imageName: 'carol/x:1',
+        isPublic: true,
+      });
+    }
 
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -178,7 +188,7 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await shot('02-list-mine');
   });
 
-  test('filter by category, by Pod/Serverless and by search; tabs by keyboard: Public and Official', async () => {
+  test('filter by category, by Pod/Serverless and by search; tabs by keyboard; paging through Public; Official', async () => {
     const names = () => page.locator('.templates .name').allTextContents();
     await page.getByLabel('Category').selectOption('AMD');
     await page.waitForURL(/category=AMD/);
@@ -207,8 +217,18 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await page.waitForURL(/tab=public/);
     await page.getByRole('tab', { name: 'Public', selected: true }).waitFor();
     await page.locator('.templates').waitFor();
-    assert.deepEqual(await names(), ['stable diffusion'], 'public templates of others, not Bob’s private one, not official ones');
+    const carols = Array.from({ length: 21 }, (_, i) => `carol public ${String(21 - i).padStart(2, '0')}`);
+    assert.deepEqual(await names(), carols.slice(0, 20), 'a page of 20, newest first');
     await shot('04-list-public');
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.waitForURL(/cursor=/);
+    await page.getByRole('button', { name: 'Previous page' }).waitFor();
+    assert.deepEqual(await names(), ['carol public 01', 'stable diffusion'], 'public ones only: not Bob’s private one, not official ones');
+    assert.equal(await page.getByRole('button', { name: 'Next page' }).count(), 0);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.waitForURL((url) => !url.hash.includes('cursor='));
+    await page.getByRole('button', { name: 'Next page' }).waitFor();
+    assert.deepEqual(await names(), carols.slice(0, 20));
     await page.getByRole('tab', { name: 'Public' }).focus();
     await page.keyboard.press('ArrowRight');
     await page.waitForURL(/tab=official/);
@@ -333,14 +353,25 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
   });
 
   test('an endpoint shows its releases with their status', async () => {
+    // The orchestrator (a platform key) reports the newest release rolling; the one before it was superseded.
+    const [newest] = (await api(keys.alice, 'GET', `/v1/endpoints/${ids.endpoint}/releases`)) as unknown as { id: string }[];
+    await api(keys.platform, 'POST', `/v1/endpoints/${ids.endpoint}/releases/${newest?.id}/progress`, {
+      status: 'rolling',
+      workersUpdated: 1,
+      workersTotal: 4,
+    });
     await page.getByRole('link', { name: 'Endpoints' }).click();
     await heading('Endpoints').waitFor();
     await page.getByRole('link', { name: 'llama' }).click();
     await heading('Endpoint llama').waitFor();
-    const release = page.locator('.releases > li').first();
-    assert.match((await release.locator('h2').textContent()) ?? '', /Version 2/);
-    assert.equal(await release.locator('.status').textContent(), 'pending');
-    assert.ok(((await release.locator('table.diff').textContent()) ?? '').includes('acme/llama:1.1'));
+    assert.equal(await page.locator('.fields a').textContent(), 'llama worker');
+    const [latest, before] = [page.locator('.releases > li').nth(0), page.locator('.releases > li').nth(1)];
+    assert.match((await latest.locator('h2').textContent()) ?? '', /Version 3/);
+    assert.equal(await latest.locator('.status').textContent(), 'rolling');
+    assert.match((await latest.textContent()) ?? '', /Workers updated: 1 of 4/);
+    assert.ok(((await latest.locator('table.diff').textContent()) ?? '').includes('acme/llama:1.2'));
+    assert.match((await before.locator('h2').textContent()) ?? '', /Version 2/);
+    assert.equal(await before.locator('.status').textContent(), 'superseded');
     await shot('13-endpoint-releases');
   });
 

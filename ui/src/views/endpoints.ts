@@ -105,8 +105,13 @@ export const endpointView =
   async ({ container, alive }) => {
     let endpoint: Endpoint;
     let releases: Page<Release>;
+    let templateName: string | undefined;
     try {
       [endpoint, releases] = await Promise.all([api.endpoint(id), api.releases(id)]);
+      templateName = await api.template(endpoint.templateId).then(
+        (t) => t.value.name,
+        () => undefined,
+      );
     } catch (error) {
       if (alive()) show(container, h('h1', {}, 'Endpoint'), problemBox(error));
       return;
@@ -141,7 +146,11 @@ export const endpointView =
         'dl',
         { class: 'fields' },
         h('dt', {}, 'Template'),
-        h('dd', {}, h('a', { href: href(`/t/${encodeURIComponent(endpoint.templateId)}`) }, h('code', {}, endpoint.templateId))),
+        h(
+          'dd',
+          {},
+          h('a', { href: href(`/t/${encodeURIComponent(endpoint.templateId)}`) }, templateName ?? h('code', {}, endpoint.templateId)),
+        ),
         h('dt', {}, 'Workers'),
         h('dd', {}, `${endpoint.workersMin} to ${endpoint.workersMax}`),
         h('dt', {}, 'Version'),
