@@ -224,6 +224,13 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await page.waitForURL(/cursor=/);
     await page.getByRole('button', { name: 'Previous page' }).waitFor();
     assert.deepEqual(await names(), ['carol public 01', 'stable diffusion'], 'public ones only: not Bob’s private one, not official ones');
+    // Somebody else's template can be read, not edited.
+    await page.getByRole('link', { name: /stable diffusion/ }).click();
+    await heading('stable diffusion').waitFor();
+    await page.locator('.readme p').filter({ hasText: 'Bob says hi.' }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Edit' }).count(), 0);
+    await page.goBack();
+    await page.locator('.templates').waitFor();
     assert.equal(await page.getByRole('button', { name: 'Next page' }).count(), 0);
     await page.getByRole('button', { name: 'Previous page' }).click();
     await page.waitForURL((url) => !url.hash.includes('cursor='));
@@ -395,9 +402,10 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     assert.equal(await page.evaluate(() => sessionStorage.getItem('podplate.apiKey')), null);
     assert.ok(urls.length > 5);
     for (const url of urls) assert.doesNotMatch(url, /pp_/);
-    // Outside the hostile readme, the only errors are the browser's notes of the two refusals the test provoked (the
-    // wrong key's 401, the bad port's 400): so no screen breaks the Content-Security-Policy.
-    const unexpected = consoleErrors.filter((text) => !/^Failed to load resource: .*status of (400|401) /.test(text));
+    // Outside the hostile readme, the only errors are the browser's notes of refusals the UI expects: the wrong key's
+    // 401, the bad port's 400, and the 403 that tells it Bob's template is not Alice's to edit. So no screen breaks
+    // the Content-Security-Policy or throws.
+    const unexpected = consoleErrors.filter((text) => !/^Failed to load resource: .*status of (400|401|403) /.test(text));
     assert.deepEqual(unexpected, []);
   });
 });

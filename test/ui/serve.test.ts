@@ -7,17 +7,44 @@ import { buildApp } from '../../src/app.ts';
 import { UI_CSP } from '../../src/http/ui.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { Store } from '../../src/store/store.ts';
-import { type Harness, startHarness } from '../support/harness.ts';
 import { ensureUiBuilt } from './built.ts';
 
 // The service serves the built web UI at / (no key needed: the page asks for one), with a CSP that forbids inline
 // script, and its hashed assets with long caching. A checkout without a build still starts and says what to run.
 
+/** The app on a throwaway SQLite file, serving the UI from `uiDir` (ui/dist by default). No database matters here. */
+async function app(uiDir?: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'podplate-ui-'));
+  const store = Store.open(
+    dialectFor(`sqlite:${join(dir, 'podplate.db')}`, { poolSize: 1, statementTimeoutMs: 5000, connectionTimeoutMs: 5000 }),
+  );
+  await store.migrate();
+  const instance = await buildApp({
+    store,
+    config: { KEY_CACHE_TTL_MS: 0, REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0 },
+    uiDir: uiDir === undefined ? undefined : join(dir, uiDir),
+  });
+  const call = async (method: 'GET', url: string, options: { headers?: Record<string, string> } = {}) => {
+    const response = await instance.inject({ method, url, headers: options.headers });
+    let body: any;
+    try {
+      body = JSON.parse(response.body);
+    } catch {}
+    return { status: response.statusCode, headers: response.headers, text: response.body, body };
+  };
+  const close = async () => {
+    await instance.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { call, close };
+}
+
 describe('the web UI is served at /', () => {
-  let h: Harness;
+  let h: Awaited<ReturnType<typeof app>>;
   before(async () => {
     ensureUiBuilt();
-    h = await startHarness('sqlite');
+    h = await app();
   });
   after(() => h.close());
 
@@ -68,26 +95,16 @@ describe('the web UI is served at /', () => {
 });
 
 test('without a build, / answers 503 saying to run npm run build:ui, and the API works', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'podplate-ui-'));
-  const store = Store.open(
-    dialectFor(`sqlite:${join(dir, 'podplate.db')}`, { poolSize: 1, statementTimeoutMs: 5000, connectionTimeoutMs: 5000 }),
-  );
-  await store.migrate();
-  const app = await buildApp({
-    store,
-    config: { KEY_CACHE_TTL_MS: 0, REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0 },
-    uiDir: join(dir, 'no-dist'),
-  });
+  const h = await app('no-dist');
   try {
-    const page = await app.inject({ method: 'GET', url: '/' });
-    assert.equal(page.statusCode, 503);
-    assert.match(page.body, /npm run build:ui/);
+    const page = await h.call('GET', '/');
+    assert.equal(page.status, 503);
+    assert.match(page.text, /npm run build:ui/);
     assert.equal(page.headers['content-security-policy'], UI_CSP);
-    assert.equal((await app.inject({ method: 'GET', url: '/assets/index.js' })).statusCode, 404);
-    assert.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+    assert.equal((await h.call('GET', '/assets/index.js')).status, 404);
+    assert.equal((await h.call('GET', '/healthz')).status, 200);
+    assert.equal((await h.call('GET', '/v1/templates')).status, 401);
   } finally {
-    await app.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await h.close();
   }
 });
