@@ -323,40 +323,58 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await shot('09-created');
   });
 
-  test('edit: change the image and the ports; the template is at revision 2', async () => {
+  test('edit: a save over somebody else’s change is refused (412) and offers a reload; then saved as revision 3', async () => {
     await page.getByRole('link', { name: 'Edit' }).click();
     await heading('Edit comfy ui').waitFor();
     assert.equal(await page.getByLabel('Category').isDisabled(), true, 'category is fixed after creation');
-    await page.getByLabel('Image').fill('acme/comfy:0.4');
-    await page.getByRole('button', { name: 'Add port' }).click();
-    await page.getByLabel('Port 2', { exact: true }).fill('8888');
-    await shot('10-edit');
+    const edit = async () => {
+      await page.getByLabel('Image').fill('acme/comfy:0.4');
+      await page.getByRole('button', { name: 'Add port' }).click();
+      await page.getByLabel('Port 2', { exact: true }).fill('8888');
+    };
+    await edit();
+    // Meanwhile, the same template changes elsewhere (revision 2).
+    await api(keys.alice, 'PATCH', `/v1/templates/${ids.comfy}`, { readme: '# Comfy\n\nChanged elsewhere.' });
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.locator('.summary').filter({ hasText: 'Someone changed this template since you opened it' }).waitFor();
+    await shot('10-edit-conflict');
+    await page.getByRole('link', { name: 'Reload it' }).click();
+    await page.waitForFunction(() =>
+      document.querySelector<HTMLTextAreaElement>('textarea[name="readme"]')?.value.includes('Changed elsewhere.'),
+    );
+    assert.equal(await page.getByLabel('Image').inputValue(), 'acme/comfy:0.3', 'the form shows the template as it is now');
+
+    await edit();
+    await shot('11-edit');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await heading('comfy ui').waitFor();
     const fields = (await page.locator('.fields').textContent()) ?? '';
     assert.ok(fields.includes('acme/comfy:0.4') && fields.includes('8888/http'), fields);
-    assert.match(fields, /Revision2,/);
-    assert.match((await page.locator('#status').textContent()) ?? '', /revision 2/);
+    assert.match(fields, /Revision3,/);
+    assert.match((await page.locator('#status').textContent()) ?? '', /revision 3/);
+    assert.equal(await page.locator('.readme p').textContent(), 'Changed elsewhere.', 'the other change was kept');
   });
 
-  test('history shows each revision’s diff; rolling back to revision 1 makes revision 3 equal to it', async () => {
+  test('history shows each revision’s diff; rolling back to revision 1 makes revision 4 equal to it', async () => {
     await page.getByRole('link', { name: 'History' }).click();
     await heading('History of comfy ui').waitFor();
     const latest = page.locator('.revisions > li').first();
-    assert.match((await latest.locator('h2').textContent()) ?? '', /Revision 2/);
+    assert.match((await latest.locator('h2').textContent()) ?? '', /Revision 3/);
     const diff = (await latest.locator('table.diff').textContent()) ?? '';
     assert.ok(diff.includes('imageName') && diff.includes('acme/comfy:0.3') && diff.includes('acme/comfy:0.4'), diff);
     assert.ok(diff.includes('ports'), diff);
-    await shot('11-history');
+    assert.match((await page.locator('.revisions > li').nth(1).locator('table.diff').textContent()) ?? '', /readme/);
+    await shot('12-history');
 
     await page.getByRole('button', { name: 'Roll back to revision 1' }).click();
-    await page.locator('.revisions > li h2').filter({ hasText: 'Revision 3' }).waitFor();
-    assert.match((await page.locator('#status').textContent()) ?? '', /Rolled back to revision 1: now revision 3/);
+    await page.locator('.revisions > li h2').filter({ hasText: 'Revision 4' }).waitFor();
+    assert.match((await page.locator('#status').textContent()) ?? '', /Rolled back to revision 1: now revision 4/);
     const rolled = await api(keys.alice, 'GET', `/v1/templates/${ids.comfy}`);
     assert.equal(rolled.imageName, 'acme/comfy:0.3');
     assert.deepEqual(rolled.ports, ['8188/tcp']);
-    assert.equal(rolled.revision, 3);
-    await shot('12-rolled-back');
+    assert.equal(rolled.readme, '# Comfy\n\nNodes *all the way* down.');
+    assert.equal(rolled.revision, 4);
+    await shot('13-rolled-back');
   });
 
   test('an endpoint shows its releases with their status', async () => {
@@ -379,7 +397,7 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     assert.ok(((await latest.locator('table.diff').textContent()) ?? '').includes('acme/llama:1.2'));
     assert.match((await before.locator('h2').textContent()) ?? '', /Version 2/);
     assert.equal(await before.locator('.status').textContent(), 'superseded');
-    await shot('13-endpoint-releases');
+    await shot('14-endpoint-releases');
   });
 
   test('on a narrow screen the list and a template fit without sideways scrolling', async () => {
@@ -388,11 +406,11 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await page.locator('.templates').waitFor();
     const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.equal(await overflow(), 0);
-    await shot('14-narrow-list');
+    await shot('15-narrow-list');
     await page.goto(`${server.url}/#/t/${ids.notebook}`);
     await page.locator('.readme h1').waitFor();
     assert.equal(await overflow(), 0);
-    await shot('15-narrow-template');
+    await shot('16-narrow-template');
     await page.setViewportSize({ width: 1200, height: 800 });
   });
 
@@ -402,10 +420,10 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     assert.equal(await page.evaluate(() => sessionStorage.getItem('podplate.apiKey')), null);
     assert.ok(urls.length > 5);
     for (const url of urls) assert.doesNotMatch(url, /pp_/);
-    // Outside the hostile readme, the only errors are the browser's notes of refusals the UI expects: the wrong key's
-    // 401, the bad port's 400, and the 403 that tells it Bob's template is not Alice's to edit. So no screen breaks
-    // the Content-Security-Policy or throws.
-    const unexpected = consoleErrors.filter((text) => !/^Failed to load resource: .*status of (400|401|403) /.test(text));
+    // Outside the hostile readme, the only errors are the browser's notes of refusals the test provoked or the UI
+    // expects: the wrong key's 401, the bad port's 400, the conflicting save's 412, and the 403 that tells the UI
+    // Bob's template is not Alice's to edit. So no screen breaks the Content-Security-Policy or throws.
+    const unexpected = consoleErrors.filter((text) => !/^Failed to load resource: .*status of (400|401|403|412) /.test(text));
     assert.deepEqual(unexpected, []);
   });
 });
