@@ -414,6 +414,21 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await page.setViewportSize({ width: 1200, height: 800 });
   });
 
+  test('delete asks first; confirmed, the template is gone from the list', async () => {
+    await page.goto(`${server.url}/#/t/${ids.comfy}`);
+    await heading('comfy ui').waitFor();
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await heading('comfy ui').waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await heading('Templates').waitFor();
+    await page.locator('.templates').waitFor();
+    const names = await page.locator('.templates .name').allTextContents();
+    assert.deepEqual(names.sort(), ['hostile readme', 'llama worker', 'pytorch notebook']);
+    assert.match((await page.locator('#status').textContent()) ?? '', /Deleted comfy ui/);
+  });
+
   test('sign out forgets the key; it was never in a URL; the page raised no error (no CSP violation)', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await heading('Sign in').waitFor();
