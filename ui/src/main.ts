@@ -14,27 +14,28 @@ const main = document.getElementById('main') as HTMLElement;
 const nav = document.getElementById('nav') as HTMLElement;
 const status = document.getElementById('status') as HTMLElement;
 
-/** A message for screen readers and eyes, kept until the next one. */
+/** Whether the status message is new: a message outlives the navigation it announces, and is cleared by the next. */
+let fresh = false;
+/** A message for screen readers and eyes. */
 function announce(message: string): void {
   status.textContent = message;
   fresh = true;
 }
-/** A message outlives the navigation it announces, and is cleared by the one after. */
-let fresh = false;
 
 let rendering = 0;
 let afterSignIn = '#/';
 
-function renderNav(signedIn: boolean): void {
+function renderNav(signedIn: boolean, section: string | undefined): void {
   if (!signedIn) {
     show(nav);
     return;
   }
+  const current = (...sections: (string | undefined)[]) => (sections.includes(section) ? 'page' : undefined);
   show(
     nav,
-    h('a', { href: href('/') }, 'Templates'),
-    h('a', { href: href('/new') }, 'New template'),
-    h('a', { href: href('/endpoints') }, 'Endpoints'),
+    h('a', { href: href('/'), 'aria-current': current(undefined, 't') }, 'Templates'),
+    h('a', { href: href('/new'), 'aria-current': current('new') }, 'New template'),
+    h('a', { href: href('/endpoints'), 'aria-current': current('endpoints', 'e') }, 'Endpoints'),
     h(
       'button',
       {
@@ -70,7 +71,7 @@ async function render(): Promise<void> {
   fresh = false;
   const route = currentRoute();
   const signedIn = session.get() !== null;
-  renderNav(signedIn);
+  renderNav(signedIn, route.path[0]);
   const view: View = signedIn ? pick(route.path) : signInView(() => go(afterSignIn));
   if (!signedIn && location.hash && location.hash !== '#/') afterSignIn = location.hash;
   const container = h('div', { class: 'view' }, h('p', { class: 'muted' }, 'Loading…'));

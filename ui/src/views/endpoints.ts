@@ -40,9 +40,13 @@ export const endpointsView: View = async ({ container, alive }) => {
             {
               type: 'button',
               onclick: async () => {
-                const p = await api.endpointsAt(next);
-                addRows(p.items);
-                drawMore(p.next);
+                try {
+                  const p = await api.endpointsAt(next);
+                  addRows(p.items);
+                  drawMore(p.next);
+                } catch (error) {
+                  show(more, problemBox(error));
+                }
               },
             },
             'More endpoints',
@@ -128,9 +132,13 @@ export const endpointView =
               {
                 type: 'button',
                 onclick: async () => {
-                  const p = await api.releasesAt(next);
-                  list.append(...p.items.map(release));
-                  drawMore(p.next);
+                  try {
+                    const p = await api.releasesAt(next);
+                    list.append(...p.items.map(release));
+                    drawMore(p.next);
+                  } catch (error) {
+                    show(more, problemBox(error));
+                  }
                 },
               },
               'Older releases',
