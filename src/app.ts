@@ -14,6 +14,7 @@ import { RateLimiter } from './http/rate-limit.ts';
 import { endpointRoutes } from './http/routes/endpoints.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { templateRoutes } from './http/routes/templates.ts';
+import { registerUi } from './http/ui.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Store } from './store/store.ts';
 
@@ -27,6 +28,8 @@ export interface AppOptions {
   store: Store;
   config: Pick<Config, 'KEY_CACHE_TTL_MS' | 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'>;
   logger?: FastifyServerOptions['logger'];
+  /** Where the built web UI is (ui/dist by default); without one, / explains how to build it. */
+  uiDir?: string;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -46,7 +49,7 @@ const SHARED_SCHEMAS = [
 ];
 
 /** The HTTP application: what the server listens with, and what tests and benchmarks inject into. */
-export async function buildApp({ store, config, logger = false }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ store, config, logger = false, uiDir }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     bodyLimit: BODY_LIMIT,
@@ -100,6 +103,7 @@ export async function buildApp({ store, config, logger = false }: AppOptions): P
   });
   await registerOpenApi(app);
   await app.register(healthRoutes);
+  registerUi(app, uiDir);
 
   const keys = new KeyRing(store, config.KEY_CACHE_TTL_MS);
   await app.register(

@@ -1,0 +1,444 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { podplate, type ServerProcess, startServer } from '../support/process.ts';
+import { ensureUiBuilt } from './built.ts';
+
+// The web UI from a user's side: Debian's Chromium, driven by playwright-core, against a real `podplate serve` on a
+// SQLite file. Each screen is saved under test-results/. Without /usr/bin/chromium the file is skipped, loudly,
+// unless REQUIRE_BROWSER=1 (as in CI), where that is a failure.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = fileURLToPath(new URL('../../test-results/', import.meta.url));
+const hasBrowser = existsSync(CHROMIUM);
+
+if (!hasBrowser) {
+  if (process.env.REQUIRE_BROWSER === '1')
+    throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} does not exist: install it (apt-get install -y chromium).`);
+  process.stderr.write(`\n*** ${CHROMIUM} is missing: the browser test of the web UI is SKIPPED (apt-get install -y chromium). ***\n\n`);
+  // Also in the runner's summary ("skipped 1"), where it can't be missed.
+  test('the web UI in a browser', { skip: `${CHROMIUM} is not installed` });
+}
+
+const XSS_README = [
+  '# Nothing to see',
+  '<script>window.__xss=1</script>',
+  '<img src=x onerror="window.__xss=1">',
+  '[a](javascript:window.__xss=1)',
+  '<a href="javascript:window.__xss=1">b</a>',
+  '<iframe src="javascript:window.__xss=1"></iframe>',
+  '<div onclick="window.__xss=1" style="position:fixed;inset:0">c</div>',
+].join('\n\n');
+
+const NOTEBOOK_README = `# PyTorch notebook
+
+A **Jupyter** notebook with PyTorch.
+
+- CUDA 11.8
+- Python 3.10
+
+\`\`\`sh
+jupyter lab --ip 0.0.0.0
+\`\`\`
+
+See [the docs](https://pytorch.org/docs).
+`;
+
+describe('the web UI in a browser', { skip: !hasBrowser }, () => {
+  let dir: string;
+  let server: ServerProcess;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const keys = { alice: '', bob: '', carol: '', platform: '' };
+  const ids: Record<string, string> = {};
+  const consoleErrors: string[] = [];
+  const urls: string[] = [];
+
+  const api = async (key: string, method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await response.json();
+    assert.ok(response.ok, `${method} ${path}: ${JSON.stringify(json)}`);
+    return json as { id: string } & Record<string, unknown>;
+  };
+  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  /** The screen's own heading (a readme may have headings of its own, after it). */
+  const heading = (text: string | RegExp) => page.locator('main h1').first().filter({ hasText: text });
+
+  before(async () => {
+    ensureUiBuilt();
+    mkdirSync(SHOTS, { recursive: true });
+    dir = mkdtempSync(join(tmpdir(), 'podplate-ui-'));
+    const env = { DATABASE_URL: `sqlite:${join(dir, 'podplate.db')}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' };
+    server = await startServer(env);
+    keys.platform = /pp_[A-Za-z0-9_-]{43}/.exec(server.stderr())?.[0] ?? '';
+    assert.ok(keys.platform, 'the bootstrap platform key is printed');
+    for (const user of ['alice', 'bob', 'carol'] as const) {
+      const made = podplate(['keys', 'create', '--user', user], env);
+      assert.equal(made.code, 0, made.stderr);
+      keys[user] = made.stdout.trim();
+    }
+
+    // Alice's own templates, Bob's public one, an official one, and a Serverless template bound to an endpoint.
+    const a = keys.alice;
+    ids.notebook = (
+      await api(a, 'POST', '/v1/templates', {
+        name: 'pytorch notebook',
+        imageName: 'runpod/pytorch:2.1.0-py3.10',
+        ports: ['8888/http', '22/tcp'],
+        env: { JUPYTER_PASSWORD: 'secret' },
+        readme: NOTEBOOK_README,
+      })
+    ).id;
+    ids.xss = (
+      await api(a, 'POST', '/v1/templates', { name: 'hostile readme', imageName: 'acme/hostile:1', category: 'CPU', readme: XSS_README })
+    ).id;
+    ids.worker = (
+      await api(a, 'POST', '/v1/templates', { name: 'llama worker', imageName: 'acme/llama:1.0', category: 'AMD', isServerless: true })
+    ).id;
+    ids.endpoint = (await api(a, 'POST', '/v1/endpoints', { name: 'llama', templateId: ids.worker, workersMax: 4 })).id;
+    await api(a, 'POST', `/v1/templates/${ids.worker}/update`, { imageName: 'acme/llama:1.1' });
+    await api(a, 'POST', `/v1/templates/${ids.worker}/update`, { imageName: 'acme/llama:1.2' });
+    ids.bob = (
+      await api(keys.bob, 'POST', '/v1/templates', {
+        name: 'stable diffusion',
+        imageName: 'bob/sd:xl',
+        isPublic: true,
+        readme: 'Bob says hi.',
+      })
+    ).id;
+    await api(keys.bob, 'POST', '/v1/templates', { name: 'bob private', imageName: 'bob/private:1' });
+    ids.official = (
+      await api(keys.platform, 'POST', '/v1/templates', {
+        name: 'Official PyTorch',
+        imageName: 'runpod/pytorch:2.4.0',
+        isPublic: true,
+        readme: '## Maintained by the platform',
+      })
+    ).id;
+
+    // More public templates than a page holds (20), newest first: Carol's 21 come before Bob's.
+    for (let i = 1; i <= 21; i++) {
+      await api(keys.carol, 'POST', '/v1/templates', {
+        name: `carol public ${String(i).padStart(2, '0')}`,
+        imageName: 'carol/x:1',
+        isPublic: true,
+      });
+    }
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      timeout: 120_000,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+    context.setDefaultTimeout(20_000);
+    page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => consoleErrors.push(String(error)));
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) urls.push(frame.url());
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('sign in: a wrong key is refused next to the field; a good one opens Mine', async () => {
+    await page.goto(`${server.url}/`);
+    await assert.doesNotReject(heading('Sign in').waitFor());
+    await shot('01-sign-in');
+    const field = page.getByLabel('API key');
+    await field.fill('pp_not-a-real-key');
+    await field.press('Enter');
+    await page.locator('#api-key-error').filter({ hasText: /./ }).waitFor();
+    assert.equal(await field.getAttribute('aria-invalid'), 'true');
+
+    await field.fill(keys.alice);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await heading('Templates').waitFor();
+    const names = await page.locator('.templates .name').allTextContents();
+    assert.deepEqual(names.sort(), ['hostile readme', 'llama worker', 'pytorch notebook']);
+    assert.equal(await page.getByRole('tab', { name: 'Mine' }).getAttribute('aria-selected'), 'true');
+    // The key is kept in this tab's sessionStorage, and nowhere else.
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('podplate.apiKey')), keys.alice);
+    assert.equal(await page.evaluate(() => localStorage.length), 0);
+    assert.deepEqual(await context.cookies(), []);
+    await shot('02-list-mine');
+  });
+
+  test('filter by category, by Pod/Serverless and by search; tabs by keyboard; paging through Public; Official', async () => {
+    const names = () => page.locator('.templates .name').allTextContents();
+    await page.getByLabel('Category').selectOption('AMD');
+    await page.waitForURL(/category=AMD/);
+    await page.locator('.templates').waitFor();
+    assert.deepEqual(await names(), ['llama worker']);
+    await page.getByLabel('Category').selectOption('');
+    await page.waitForURL((url) => !url.hash.includes('category='));
+    await page.getByLabel('Type').selectOption('pod');
+    await page.waitForURL(/kind=pod/);
+    await page.locator('.templates').waitFor();
+    assert.deepEqual((await names()).sort(), ['hostile readme', 'pytorch notebook']);
+    await page.getByLabel('Search').fill('PYTORCH');
+    await page.getByLabel('Search').press('Enter');
+    await page.waitForURL(/q=PYTORCH/);
+    await page.locator('.templates').waitFor();
+    assert.deepEqual(await names(), ['pytorch notebook']);
+    await shot('03-list-filtered');
+
+    // Clear the filters, then move through the tabs with the arrow keys.
+    await page.getByLabel('Type').selectOption('');
+    await page.getByLabel('Search').fill('');
+    await page.getByLabel('Search').press('Enter');
+    await page.waitForURL((url) => !url.hash.includes('q=') && !url.hash.includes('kind='));
+    await page.getByRole('tab', { name: 'Mine' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.waitForURL(/tab=public/);
+    await page.getByRole('tab', { name: 'Public', selected: true }).waitFor();
+    await page.locator('.templates').waitFor();
+    const carols = Array.from({ length: 21 }, (_, i) => `carol public ${String(21 - i).padStart(2, '0')}`);
+    assert.deepEqual(await names(), carols.slice(0, 20), 'a page of 20, newest first');
+    await shot('04-list-public');
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.waitForURL(/cursor=/);
+    await page.getByRole('button', { name: 'Previous page' }).waitFor();
+    assert.deepEqual(await names(), ['carol public 01', 'stable diffusion'], 'public ones only: not Bob’s private one, not official ones');
+    // Somebody else's template can be read, not edited.
+    await page.getByRole('link', { name: /stable diffusion/ }).click();
+    await heading('stable diffusion').waitFor();
+    await page.locator('.readme p').filter({ hasText: 'Bob says hi.' }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Edit' }).count(), 0);
+    await page.goBack();
+    await page.locator('.templates').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Next page' }).count(), 0);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.waitForURL((url) => !url.hash.includes('cursor='));
+    await page.getByRole('button', { name: 'Next page' }).waitFor();
+    assert.deepEqual(await names(), carols.slice(0, 20));
+    await page.getByRole('tab', { name: 'Public' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.waitForURL(/tab=official/);
+    await page.locator('.templates').waitFor();
+    assert.deepEqual(await names(), ['Official PyTorch']);
+    await shot('05-list-official');
+  });
+
+  test('opening a template shows its fields and its readme rendered as Markdown', async () => {
+    await page.getByRole('tab', { name: 'Mine' }).click();
+    await page.getByRole('link', { name: /pytorch notebook/ }).click();
+    await heading('pytorch notebook').waitFor();
+    const readme = page.locator('.readme');
+    assert.equal(await readme.locator('h1').textContent(), 'PyTorch notebook');
+    assert.equal(await readme.locator('strong').textContent(), 'Jupyter');
+    assert.equal(await readme.locator('li').count(), 2);
+    assert.match((await readme.locator('pre code').textContent()) ?? '', /jupyter lab/);
+    const link = readme.getByRole('link', { name: 'the docs' });
+    assert.equal(await link.getAttribute('href'), 'https://pytorch.org/docs');
+    assert.equal(await link.getAttribute('rel'), 'noopener noreferrer nofollow');
+    const fields = await page.locator('.fields').textContent();
+    for (const expected of ['runpod/pytorch:2.1.0-py3.10', '8888/http', '22/tcp', 'JUPYTER_PASSWORD', 'NVIDIA', 'Pod']) {
+      assert.ok(fields?.includes(expected), expected);
+    }
+    await shot('06-template');
+  });
+
+  test('a hostile readme does nothing: no script, no handler, no javascript: link', async () => {
+    const errorsBefore = consoleErrors.length;
+    await page.goto(`${server.url}/#/t/${ids.xss}`);
+    await heading('hostile readme').waitFor();
+    const readme = page.locator('.readme');
+    await readme.locator('h1').waitFor();
+    assert.equal(await readme.locator('script, iframe, [onerror], [onclick], [style]').count(), 0);
+    const hrefs = await readme.locator('a').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+    assert.ok(
+      hrefs.every((href) => href === null || !/^\s*javascript:/i.test(href)),
+      String(hrefs),
+    );
+    for (const name of ['a', 'b', 'c']) await readme.getByText(name, { exact: true }).click();
+    assert.equal(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), undefined);
+    // Chromium reports the handlers and the style it met while the sanitizer parsed the readme as CSP violations
+    // (parsed in an inert document, never run, then removed); nothing else went wrong.
+    const during = consoleErrors.splice(errorsBefore);
+    assert.ok(
+      during.every((text) => /Content Security Policy/.test(text)),
+      during.join('\n'),
+    );
+    assert.match(page.url(), new RegExp(`#/t/${ids.xss}$`), 'the links went nowhere');
+    await shot('07-hostile-readme');
+  });
+
+  test('create: a bad port is refused next to its row; fixed, the template is saved', async () => {
+    await page.getByRole('link', { name: 'New template' }).click();
+    await heading('New template').waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('comfy ui');
+    await page.getByLabel('Image').fill('acme/comfy:0.3');
+    await page.getByLabel('Category').selectOption('NVIDIA');
+    await page.getByRole('button', { name: 'Add variable' }).click();
+    await page.getByLabel('Name 1').fill('COMFY_ARGS');
+    await page.getByLabel('Value 1').fill('--listen');
+    await page.getByRole('button', { name: 'Add port' }).click();
+    await page.getByLabel('Port 1', { exact: true }).fill('70000');
+    await page.getByLabel('Protocol 1').selectOption('tcp');
+    await page.getByLabel('Readme (Markdown)').fill('# Comfy\n\nNodes *all the way* down.');
+    await page.getByRole('button', { name: 'Create template' }).click();
+
+    const port = page.getByLabel('Port 1', { exact: true });
+    await page.locator('.summary .problem').waitFor();
+    assert.equal(await port.getAttribute('aria-invalid'), 'true');
+    const describedBy = (await port.getAttribute('aria-describedby')) ?? '';
+    const message = await page.locator(`[id="${describedBy.split(' ').pop()}"]`).textContent();
+    assert.match(message ?? '', /<port 1-65535>\/<http\|tcp>/);
+    assert.match((await page.locator('.summary').textContent()) ?? '', /Port 1: must be/);
+    await shot('08-create-error');
+
+    await port.fill('8188');
+    await page.getByRole('button', { name: 'Create template' }).click();
+    await heading('comfy ui').waitFor();
+    const fields = (await page.locator('.fields').textContent()) ?? '';
+    assert.ok(fields.includes('8188/tcp') && fields.includes('COMFY_ARGS'), fields);
+    assert.equal(await page.locator('.readme em').textContent(), 'all the way');
+    ids.comfy = /#\/t\/([^/?]+)/.exec(page.url())?.[1] ?? '';
+    assert.ok(ids.comfy);
+    await shot('09-created');
+  });
+
+  test('edit: a save over somebody else’s change is refused (412) and offers a reload; then saved as revision 3', async () => {
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await heading('Edit comfy ui').waitFor();
+    assert.equal(await page.getByLabel('Category').isDisabled(), true, 'category is fixed after creation');
+    const edit = async () => {
+      await page.getByLabel('Image').fill('acme/comfy:0.4');
+      await page.getByRole('button', { name: 'Add port' }).click();
+      await page.getByLabel('Port 2', { exact: true }).fill('8888');
+    };
+    await edit();
+    // Meanwhile, the same template changes elsewhere (revision 2).
+    await api(keys.alice, 'PATCH', `/v1/templates/${ids.comfy}`, { readme: '# Comfy\n\nChanged elsewhere.' });
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.locator('.summary').filter({ hasText: 'Someone changed this template since you opened it' }).waitFor();
+    await shot('10-edit-conflict');
+    await page.getByRole('link', { name: 'Reload it' }).click();
+    await page.waitForFunction(() =>
+      document.querySelector<HTMLTextAreaElement>('textarea[name="readme"]')?.value.includes('Changed elsewhere.'),
+    );
+    assert.equal(await page.getByLabel('Image').inputValue(), 'acme/comfy:0.3', 'the form shows the template as it is now');
+
+    await edit();
+    await shot('11-edit');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await heading('comfy ui').waitFor();
+    const fields = (await page.locator('.fields').textContent()) ?? '';
+    assert.ok(fields.includes('acme/comfy:0.4') && fields.includes('8888/http'), fields);
+    assert.match(fields, /Revision3,/);
+    assert.match((await page.locator('#status').textContent()) ?? '', /revision 3/);
+    assert.equal(await page.locator('.readme p').textContent(), 'Changed elsewhere.', 'the other change was kept');
+  });
+
+  test('history shows each revision’s diff; rolling back to revision 1 makes revision 4 equal to it', async () => {
+    await page.getByRole('link', { name: 'History' }).click();
+    await heading('History of comfy ui').waitFor();
+    const latest = page.locator('.revisions > li').first();
+    assert.match((await latest.locator('h2').textContent()) ?? '', /Revision 3/);
+    const diff = (await latest.locator('table.diff').textContent()) ?? '';
+    assert.ok(diff.includes('imageName') && diff.includes('acme/comfy:0.3') && diff.includes('acme/comfy:0.4'), diff);
+    assert.ok(diff.includes('ports'), diff);
+    assert.match((await page.locator('.revisions > li').nth(1).locator('table.diff').textContent()) ?? '', /readme/);
+    await shot('12-history');
+
+    await page.getByRole('button', { name: 'Roll back to revision 1' }).click();
+    await page.locator('.revisions > li h2').filter({ hasText: 'Revision 4' }).waitFor();
+    assert.match((await page.locator('#status').textContent()) ?? '', /Rolled back to revision 1: now revision 4/);
+    const rolled = await api(keys.alice, 'GET', `/v1/templates/${ids.comfy}`);
+    assert.equal(rolled.imageName, 'acme/comfy:0.3');
+    assert.deepEqual(rolled.ports, ['8188/tcp']);
+    assert.equal(rolled.readme, '# Comfy\n\nNodes *all the way* down.');
+    assert.equal(rolled.revision, 4);
+    await shot('13-rolled-back');
+  });
+
+  test('an endpoint shows its releases with their status', async () => {
+    // The orchestrator (a platform key) reports the newest release rolling; the one before it was superseded.
+    const [newest] = (await api(keys.alice, 'GET', `/v1/endpoints/${ids.endpoint}/releases`)) as unknown as { id: string }[];
+    await api(keys.platform, 'POST', `/v1/endpoints/${ids.endpoint}/releases/${newest?.id}/progress`, {
+      status: 'rolling',
+      workersUpdated: 1,
+      workersTotal: 4,
+    });
+    await page.getByRole('link', { name: 'Endpoints' }).click();
+    await heading('Endpoints').waitFor();
+    await page.getByRole('link', { name: 'llama' }).click();
+    await heading('Endpoint llama').waitFor();
+    assert.equal(await page.locator('.fields a').textContent(), 'llama worker');
+    const [latest, before] = [page.locator('.releases > li').nth(0), page.locator('.releases > li').nth(1)];
+    assert.match((await latest.locator('h2').textContent()) ?? '', /Version 3/);
+    assert.equal(await latest.locator('.status').textContent(), 'rolling');
+    assert.match((await latest.textContent()) ?? '', /Workers updated: 1 of 4/);
+    assert.ok(((await latest.locator('table.diff').textContent()) ?? '').includes('acme/llama:1.2'));
+    assert.match((await before.locator('h2').textContent()) ?? '', /Version 2/);
+    assert.equal(await before.locator('.status').textContent(), 'superseded');
+    await shot('14-endpoint-releases');
+  });
+
+  test('on a narrow screen the list and a template fit without sideways scrolling', async () => {
+    await page.setViewportSize({ width: 380, height: 800 });
+    await page.goto(`${server.url}/#/`);
+    await page.locator('.templates').waitFor();
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.equal(await overflow(), 0);
+    await shot('15-narrow-list');
+    await page.goto(`${server.url}/#/t/${ids.notebook}`);
+    await page.locator('.readme h1').waitFor();
+    assert.equal(await overflow(), 0);
+    await shot('16-narrow-template');
+    await page.setViewportSize({ width: 1200, height: 800 });
+  });
+
+  test('delete asks first; confirmed, the template is gone from the list', async () => {
+    await page.goto(`${server.url}/#/t/${ids.comfy}`);
+    await heading('comfy ui').waitFor();
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await heading('comfy ui').waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await heading('Templates').waitFor();
+    await page.locator('.templates').waitFor();
+    const names = await page.locator('.templates .name').allTextContents();
+    assert.deepEqual(names.sort(), ['hostile readme', 'llama worker', 'pytorch notebook']);
+    assert.match((await page.locator('#status').textContent()) ?? '', /Deleted comfy ui/);
+  });
+
+  test('sign out forgets the key; it was never in a URL; the page raised no error (no CSP violation)', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await heading('Sign in').waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('podplate.apiKey')), null);
+    assert.ok(urls.length > 5);
+    for (const url of urls) assert.doesNotMatch(url, /pp_/);
+    // Outside the hostile readme, the only errors are the browser's notes of refusals the test provoked or the UI
+    // expects: the wrong key's 401, the bad port's 400, the conflicting save's 412, and the 403 that tells the UI
+    // Bob's template is not Alice's to edit. So no screen breaks the Content-Security-Policy or throws.
+    const unexpected = consoleErrors.filter((text) => !/^Failed to load resource: .*status of (400|401|403|412) /.test(text));
+    assert.deepEqual(unexpected, []);
+  });
+});

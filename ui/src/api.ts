@@ -1,0 +1,133 @@
+import { type Endpoint, nextLink, type Problem, type Release, type Revision, type Template } from './model.ts';
+
+// The REST API under /v1, called with the key from sessionStorage. Every failure becomes an ApiError carrying the
+// problem body, so views can show its detail and put its field errors next to the fields.
+
+const KEY = 'podplate.apiKey';
+
+export const session = {
+  get: (): string | null => sessionStorage.getItem(KEY),
+  set: (key: string) => sessionStorage.setItem(KEY, key),
+  clear: () => sessionStorage.removeItem(KEY),
+};
+
+export class ApiError extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail || problem.title);
+  }
+  get status(): number {
+    return this.problem.status;
+  }
+}
+
+/** Called when the API says the key is not (or no longer) good: the app signs out. */
+let onUnauthenticated: (problem: Problem) => void = () => {};
+export const whenUnauthenticated = (handler: (problem: Problem) => void) => {
+  onUnauthenticated = handler;
+};
+
+interface Answer<T> {
+  data: T;
+  headers: Headers;
+}
+
+async function call<T>(method: string, path: string, options: { body?: unknown; headers?: Record<string, string>; key?: string } = {}) {
+  const key = options.key ?? session.get();
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  } catch {
+    throw new ApiError({ type: 'about:blank', title: 'Network error', status: 0, detail: 'The server could not be reached.' });
+  }
+  const text = await response.text();
+  let data: unknown;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const problem: Problem =
+      data && typeof data === 'object' && 'status' in data
+        ? (data as Problem)
+        : {
+            type: 'about:blank',
+            title: response.statusText || 'Error',
+            status: response.status,
+            detail: `The server answered ${response.status}.`,
+          };
+    if (response.status === 401 && !options.key) onUnauthenticated(problem);
+    throw new ApiError(problem);
+  }
+  return { data: data as T, headers: response.headers } satisfies Answer<T>;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** The URL of the next page, from the Link header. */
+  next?: string;
+}
+
+async function page<T>(path: string): Promise<Page<T>> {
+  const { data, headers } = await call<T[]>('GET', path);
+  return { items: data, next: nextLink(headers.get('link')) };
+}
+
+export interface TemplateQuery {
+  includePublicTemplates?: boolean;
+  includePlatformTemplates?: boolean;
+  includeEndpointBoundTemplates?: boolean;
+  category?: string;
+  isServerless?: boolean;
+  q?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export function query(params: object): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(name, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+const id = encodeURIComponent;
+const ALL_FLAGS = { includePublicTemplates: true, includePlatformTemplates: true, includeEndpointBoundTemplates: true };
+
+/** A template with its ETag, for a conditional write. */
+export interface Versioned<T> {
+  value: T;
+  etag: string | null;
+}
+const versioned = <T>({ data, headers }: Answer<T>): Versioned<T> => ({ value: data, etag: headers.get('etag') });
+
+export const api = {
+  /** Checks a key without signing in with it. */
+  check: (key: string) => call<Template[]>('GET', '/v1/templates?limit=1', { key }),
+  templates: (q: TemplateQuery) => page<Template>(`/v1/templates${query(q)}`),
+  /** A page by the URL a Link header gave. */
+  templatesAt: (url: string) => page<Template>(url),
+  template: async (templateId: string) => versioned(await call<Template>('GET', `/v1/templates/${id(templateId)}${query(ALL_FLAGS)}`)),
+  create: async (body: unknown) => versioned(await call<Template>('POST', '/v1/templates', { body })),
+  update: async (templateId: string, body: unknown, etag: string | null) =>
+    versioned(await call<Template>('PATCH', `/v1/templates/${id(templateId)}`, { body, headers: etag ? { 'if-match': etag } : {} })),
+  remove: (templateId: string, etag: string | null) =>
+    call<null>('DELETE', `/v1/templates/${id(templateId)}`, { headers: etag ? { 'if-match': etag } : {} }),
+  revisions: (templateId: string, limit = 100) => page<Revision>(`/v1/templates/${id(templateId)}/revisions${query({ limit })}`),
+  revisionsAt: (url: string) => page<Revision>(url),
+  rollback: async (templateId: string, revision: number, etag: string | null) =>
+    versioned(
+      await call<Template>('POST', `/v1/templates/${id(templateId)}/rollback`, {
+        body: { revision },
+        headers: etag ? { 'if-match': etag } : {},
+      }),
+    ),
+  endpoints: (cursor?: string) => page<Endpoint>(`/v1/endpoints${query({ limit: 50, cursor })}`),
+  endpointsAt: (url: string) => page<Endpoint>(url),
+  endpoint: async (endpointId: string) => (await call<Endpoint>('GET', `/v1/endpoints/${id(endpointId)}`)).data,
+  releases: (endpointId: string) => page<Release>(`/v1/endpoints/${id(endpointId)}/releases${query({ limit: 50 })}`),
+  releasesAt: (url: string) => page<Release>(url),
+};

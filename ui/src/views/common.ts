@@ -1,0 +1,28 @@
+import { ApiError } from '../api.ts';
+import { h } from '../dom.ts';
+import type { Template } from '../model.ts';
+
+/** What went wrong, as the API said it, in a region screen readers announce. */
+export function problemBox(error: unknown): HTMLElement {
+  const problem = error instanceof ApiError ? error.problem : undefined;
+  return h(
+    'div',
+    { class: 'problem', role: 'alert' },
+    h('strong', {}, problem ? problem.title : 'Something went wrong'),
+    ' ',
+    problem ? problem.detail : String((error as Error)?.message ?? error),
+  );
+}
+
+export function badges(t: Template): HTMLElement {
+  return h(
+    'span',
+    { class: 'badges' },
+    h('span', { class: `badge cat-${t.category.toLowerCase()}` }, t.category),
+    h('span', { class: 'badge' }, t.isServerless ? 'Serverless' : 'Pod'),
+    t.isPlatform ? h('span', { class: 'badge official' }, 'Official') : null,
+    h('span', { class: 'badge' }, t.isPublic ? 'Public' : 'Private'),
+  );
+}
+
+export const heading = (text: string, ...rest: (Node | string | null)[]) => h('div', { class: 'heading' }, h('h1', {}, text), ...rest);

@@ -1,0 +1,182 @@
+import { api, type TemplateQuery } from '../api.ts';
+import { h, show, uid } from '../dom.ts';
+import { CATEGORIES, type Template } from '../model.ts';
+import { go, href } from '../router.ts';
+import { badges, problemBox } from './common.ts';
+import type { View } from './view.ts';
+
+const TABS = [
+  { id: 'mine', label: 'Mine' },
+  { id: 'public', label: 'Public' },
+  { id: 'official', label: 'Official' },
+] as const;
+type Tab = (typeof TABS)[number]['id'];
+const PAGE_SIZE = 20;
+
+/** What each tab asks the API for, and which of the answers it shows. */
+const TAB_QUERY: Record<Tab, { query: TemplateQuery; keep: (t: Template) => boolean }> = {
+  mine: { query: { includeEndpointBoundTemplates: true }, keep: () => true },
+  public: { query: { includePublicTemplates: true, includeEndpointBoundTemplates: true }, keep: (t) => t.isPublic && !t.isPlatform },
+  official: { query: { includePlatformTemplates: true, includeEndpointBoundTemplates: true }, keep: (t) => t.isPlatform },
+};
+
+/** Cursors of the pages before the current one, per filter, for "Previous page". */
+const previous = new Map<string, string[]>();
+
+export const listView: View = async ({ route, container, alive }) => {
+  const q = route.query;
+  const tab: Tab = TABS.some((t) => t.id === q.get('tab')) ? (q.get('tab') as Tab) : 'mine';
+  const filters = {
+    tab,
+    category: CATEGORIES.includes(q.get('category') as never) ? (q.get('category') as string) : '',
+    kind: q.get('kind') === 'pod' || q.get('kind') === 'serverless' ? (q.get('kind') as string) : '',
+    q: q.get('q')?.trim() ?? '',
+  };
+  const cursor = q.get('cursor') ?? '';
+  const filterKey = JSON.stringify(filters);
+  const stack = previous.get(filterKey) ?? [];
+  previous.set(filterKey, stack);
+  const to = (changes: Partial<typeof filters> & { cursor?: string }) => href('/', { ...filters, ...changes });
+
+  // Tabs: arrow keys move between them (and select), Tab leaves the tab list; one tab is in the tab order.
+  const tabIds = Object.fromEntries(TABS.map((t) => [t.id, uid('tab')]));
+  const panelId = uid('panel');
+  const tabButtons = TABS.map((t) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        role: 'tab',
+        id: tabIds[t.id],
+        'aria-selected': String(t.id === tab),
+        'aria-controls': panelId,
+        tabindex: t.id === tab ? '0' : '-1',
+        onclick: () => go(to({ tab: t.id, cursor: undefined })),
+      },
+      t.label,
+    ),
+  );
+  const tablist = h('div', { role: 'tablist', 'aria-label': 'Which templates', class: 'tabs' }, tabButtons);
+  tablist.addEventListener('keydown', (event) => {
+    const i = tabButtons.indexOf(document.activeElement as HTMLButtonElement);
+    if (i < 0) return;
+    const n = tabButtons.length;
+    const next = { ArrowRight: (i + 1) % n, ArrowLeft: (i - 1 + n) % n, Home: 0, End: n - 1 }[event.key];
+    if (next === undefined) return;
+    event.preventDefault();
+    tabButtons[next]?.focus();
+    tabButtons[next]?.click();
+  });
+
+  const category = h(
+    'select',
+    { id: 'filter-category', name: 'category' },
+    h('option', { value: '' }, 'All categories'),
+    CATEGORIES.map((c) => h('option', { value: c }, c)),
+  );
+  category.value = filters.category;
+  const kind = h(
+    'select',
+    { id: 'filter-kind', name: 'kind' },
+    h('option', { value: '' }, 'Pods and Serverless'),
+    h('option', { value: 'pod' }, 'Pod'),
+    h('option', { value: 'serverless' }, 'Serverless'),
+  );
+  kind.value = filters.kind;
+  const search = h('input', { id: 'filter-q', name: 'q', type: 'search', value: filters.q, maxlength: 255, placeholder: 'name or image' });
+  const apply = () => go(to({ category: category.value, kind: kind.value, q: search.value.trim(), cursor: undefined }));
+  const filterForm = h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': 'Filter templates' },
+    h('div', { class: 'field' }, h('label', { for: 'filter-category' }, 'Category'), category),
+    h('div', { class: 'field' }, h('label', { for: 'filter-kind' }, 'Type'), kind),
+    h('div', { class: 'field grow' }, h('label', { for: 'filter-q' }, 'Search'), search),
+    h('button', { type: 'submit' }, 'Search'),
+  );
+  filterForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    apply();
+  });
+  category.addEventListener('change', apply);
+  kind.addEventListener('change', apply);
+
+  const panel = h('section', { role: 'tabpanel', id: panelId, 'aria-labelledby': tabIds[tab], class: 'panel' }, h('p', {}, 'Loading…'));
+  show(
+    container,
+    h('div', { class: 'heading' }, h('h1', {}, 'Templates'), h('a', { class: 'button', href: href('/new') }, 'New template')),
+    tablist,
+    filterForm,
+    panel,
+  );
+
+  const { query, keep } = TAB_QUERY[tab];
+  let page: Awaited<ReturnType<typeof api.templates>>;
+  try {
+    page = await api.templates({
+      ...query,
+      category: filters.category || undefined,
+      isServerless: filters.kind ? filters.kind === 'serverless' : undefined,
+      q: filters.q || undefined,
+      limit: PAGE_SIZE,
+      cursor: cursor || undefined,
+    });
+  } catch (error) {
+    if (alive()) show(panel, problemBox(error));
+    return;
+  }
+  if (!alive()) return;
+  const items = page.items.filter(keep);
+  const nextCursor = page.next ? (new URL(page.next, location.origin).searchParams.get('cursor') ?? undefined) : undefined;
+  const pager = h(
+    'nav',
+    { class: 'pager', 'aria-label': 'Pages' },
+    cursor
+      ? h(
+          'button',
+          {
+            type: 'button',
+            onclick: () => {
+              go(to({ cursor: stack.pop() || undefined }));
+            },
+          },
+          stack.length ? 'Previous page' : 'First page',
+        )
+      : null,
+    nextCursor
+      ? h(
+          'button',
+          {
+            type: 'button',
+            onclick: () => {
+              stack.push(cursor);
+              go(to({ cursor: nextCursor }));
+            },
+          },
+          'Next page',
+        )
+      : null,
+  );
+  show(
+    panel,
+    items.length === 0
+      ? h('p', { class: 'muted' }, nextCursor ? 'None on this page.' : 'No templates match.')
+      : h(
+          'ul',
+          { class: 'templates', 'aria-label': `${TABS.find((t) => t.id === tab)?.label} templates` },
+          items.map((t) =>
+            h(
+              'li',
+              {},
+              h(
+                'a',
+                { href: href(`/t/${encodeURIComponent(t.id)}`), class: 'template' },
+                h('span', { class: 'name' }, t.name),
+                h('code', { class: 'image' }, t.imageName),
+                badges(t),
+              ),
+            ),
+          ),
+        ),
+    pager,
+  );
+};
