@@ -3,6 +3,7 @@ import {
   type CompiledQuery,
   type Expression,
   type ExpressionBuilder,
+  type Insertable,
   Kysely,
   Migrator,
   type Selectable,
@@ -161,6 +162,20 @@ export class Store {
     return result.rows;
   }
 
+  /** Inserts `row` into `table` with a statement compiled once per name: every row given under a name has the same columns. */
+  private async insertRow<T extends keyof Database>(name: string, table: T, row: Insertable<Database[T]>): Promise<void> {
+    const values = Object.values(row);
+    await this.precompiled(
+      name,
+      (db) => {
+        const query = db.insertInto(table).values(row);
+        if (query.compile().parameters.length !== values.length) throw new Error(`${name}: every column must be a parameter`);
+        return query;
+      },
+      values,
+    );
+  }
+
   /**
    * Runs `work` in one transaction: all of its writes land, or none, and the promise settles once they are
    * committed. Inside a transaction, joins it. On SQLite, transactions asked for together share one commit.
@@ -293,7 +308,7 @@ export class Store {
 
   async insertTemplate(template: TemplateRecord): Promise<void> {
     try {
-      await this.db.insertInto('templates').values(toRow(template)).execute();
+      await this.insertRow('insertTemplate', 'templates', toRow(template));
     } catch (error) {
       throw this.dialect.isUniqueViolation(error) ? new NameTaken() : error;
     }
@@ -448,17 +463,14 @@ export class Store {
   // --- revisions
 
   async insertRevision(r: RevisionRecord): Promise<void> {
-    await this.db
-      .insertInto('template_revisions')
-      .values({
-        template_id: r.templateId,
-        revision: r.revision,
-        snapshot: JSON.stringify(r.snapshot),
-        diff: JSON.stringify(r.diff),
-        key_id: r.keyId,
-        created_at: r.createdAt,
-      })
-      .execute();
+    await this.insertRow('insertRevision', 'template_revisions', {
+      template_id: r.templateId,
+      revision: r.revision,
+      snapshot: JSON.stringify(r.snapshot),
+      diff: JSON.stringify(r.diff),
+      key_id: r.keyId,
+      created_at: r.createdAt,
+    });
   }
 
   async findRevision(templateId: string, revision: number): Promise<RevisionRecord | undefined> {
