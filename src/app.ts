@@ -84,8 +84,9 @@ export async function buildApp({ store, config, logger = false, uiDir }: AppOpti
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.decorate('store', store);
   app.decorateRequest('caller', undefined as never);
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
 
   registerProblemHandlers(app, store.dialect);
@@ -95,11 +96,10 @@ export async function buildApp({ store, config, logger = false, uiDir }: AppOpti
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (closing) {
-      reply.header('connection', 'close');
-      return sendProblem(reply, problem('unavailable', 'The server is shutting down; retry the request.'));
-    }
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    reply.header('connection', 'close');
+    sendProblem(reply, problem('unavailable', 'The server is shutting down; retry the request.'));
   });
   await registerOpenApi(app);
   await app.register(healthRoutes);
