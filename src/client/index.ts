@@ -191,6 +191,8 @@ export function createPodplateClient(options: ClientOptions) {
       allPages((cursor) =>
         api.GET('/v1/endpoints/{endpointId}/releases', { params: { ...id('endpointId', endpointId), query: { limit, cursor } } }),
       ),
+    listReleasesPage: (endpointId: string, limit?: number, cursor?: string) =>
+      onePage(api.GET('/v1/endpoints/{endpointId}/releases', { params: { ...id('endpointId', endpointId), query: { limit, cursor } } })),
     reportReleaseProgress: async (endpointId: string, releaseId: string, body: ReleaseProgress) =>
       unwrap(
         await api.POST('/v1/endpoints/{endpointId}/releases/{releaseId}/progress', {
