@@ -36,13 +36,11 @@ export const defineCommand = <const O extends Options>(spec: CommandSpec<O>): Co
 
 export function usageOf<O extends Options>(spec: CommandSpec<O>): string {
   const args = (spec.args ?? []).join(' ');
-  const flags = Object.keys(spec.help).length > 0 ? ' [flags]' : '';
+  const flags = ' [flags]';
   const lines = [`Usage: podplate ${spec.name}${args ? ` ${args}` : ''}${flags}`, '', spec.summary, ''];
-  const entries = Object.entries(spec.help);
-  if (entries.length > 0) {
-    const width = Math.max(...entries.map(([flag]) => flag.length));
-    lines.push('Flags:', ...entries.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`), '');
-  }
+  const entries = [...Object.entries(spec.help), ['-h, --help', 'show this help']];
+  const width = Math.max(...entries.map(([flag]) => (flag as string).length));
+  lines.push('Flags:', ...entries.map(([flag, text]) => `  ${(flag as string).padEnd(width)}  ${text}`), '');
   lines.push('Examples:', ...spec.examples.map((e) => `  ${e}`), '');
   return lines.join('\n');
 }

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync }
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
-import { createPodplateClient, type PodplateClient } from '../client/index.ts';
+import { createPodplateClient, isHttpUrl, type PodplateClient } from '../client/index.ts';
 
 // Where the client commands find the service and their key: PODPLATE_URL / PODPLATE_API_KEY, else the file
 // `podplate login` wrote ($XDG_CONFIG_HOME/podplate/config.json, readable by its owner only).
@@ -70,6 +70,10 @@ export function connection(env: NodeJS.ProcessEnv = process.env): Connection {
   if (!url || !apiKey)
     throw new LoginError(
       `not logged in: run podplate login --url <url> --api-key <key>, or set PODPLATE_URL and PODPLATE_API_KEY (missing ${!url ? 'the URL' : 'the API key'})`,
+    );
+  if (!isHttpUrl(url))
+    throw new LoginError(
+      `${env.PODPLATE_URL ? 'PODPLATE_URL' : `the URL saved in ${configPath(env)}`} is not an http(s) URL: ${JSON.stringify(url)}`,
     );
   return { url, apiKey };
 }

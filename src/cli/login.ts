@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createPodplateClient } from '../client/index.ts';
+import { createPodplateClient, isHttpUrl } from '../client/index.ts';
 import { defineCommand, parseCommand, UsageError, usageOf } from './args.ts';
 import { configPath, forget, readSaved, save } from './config.ts';
 import { note, printJson } from './output.ts';
@@ -41,7 +41,7 @@ export async function login(argv: string[]): Promise<number> {
   }
   if (!apiKey) throw new UsageError('the API key is empty', usage);
   const url = (values.url ?? process.env.PODPLATE_URL ?? readSaved().url ?? DEFAULT_URL).replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`--url must be an http(s) URL, not ${JSON.stringify(url)}`, usage);
+  if (!isHttpUrl(url)) throw new UsageError(`--url must be an http(s) URL, not ${JSON.stringify(url)}`, usage);
 
   // One cheap authenticated call: a wrong key or URL fails here, not in the first real command.
   await createPodplateClient({ url, apiKey }).listTemplatesPage({ limit: 1 });

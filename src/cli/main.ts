@@ -52,6 +52,11 @@ function groupUsage(name: string, group: Group): string {
 }
 
 async function runGroup(name: string, group: Group, [sub, ...rest]: string[]): Promise<number> {
+  // `podplate templates list | head` stops reading early: not an error.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(0);
+  });
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
     process.stdout.write(groupUsage(name, group));
     return sub === undefined ? 2 : 0;

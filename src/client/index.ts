@@ -53,6 +53,16 @@ export class PodplateConnectionError extends Error {
   }
 }
 
+/** `http://…` or `https://…` with a host. */
+export function isHttpUrl(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.host !== '';
+  } catch {
+    return false;
+  }
+}
+
 function isProblem(body: unknown): body is Problem {
   const b = body as Partial<Problem> | null;
   return typeof b === 'object' && b !== null && typeof b.title === 'string' && typeof b.status === 'number';
@@ -63,8 +73,8 @@ export interface ClientOptions {
   url: string;
   /** An API key, `pp_…`. */
   apiKey: string;
-  /** Another fetch, for tests or proxies; the global one by default. */
-  fetch?: typeof globalThis.fetch;
+  /** Another fetch, for tests or proxies, called with a Request; the global fetch by default. */
+  fetch?: (request: Request) => Promise<Response>;
   /** Sent as User-Agent. */
   userAgent?: string;
 }
@@ -138,7 +148,8 @@ export type PodplateClient = ReturnType<typeof createPodplateClient>;
 /** A client for one service and key. `api` is the raw typed openapi-fetch client for anything not wrapped here. */
 export function createPodplateClient(options: ClientOptions) {
   const base = options.url.replace(/\/+$/, '');
-  const fetchImpl = options.fetch ?? globalThis.fetch;
+  if (!isHttpUrl(base)) throw new TypeError(`the service URL must be an http(s) URL, not ${JSON.stringify(options.url)}`);
+  const fetchImpl = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const api: Client<paths> = createClient<paths>({
     baseUrl: base,
     headers: { authorization: `Bearer ${options.apiKey}`, ...(options.userAgent ? { 'user-agent': options.userAgent } : {}) },

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -13,12 +14,29 @@ import { BIN, freePort, podplate, type ServerProcess, startServer } from '../sup
 
 const IMAGE = 'runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04';
 
-// The server drops sockets idle for REQUEST_TIMEOUT_MS (30 s) yet announces `Keep-Alive: timeout=72`; this process
-// idles that long between calls, and a reused socket once raced its close ("other side closed"). Fresh connections only.
-const freshConnection = (request: Request) => {
-  request.headers.set('connection', 'close');
-  return fetch(request);
-};
+/**
+ * fetch over a connection of its own. The commands run with spawnSync, which blocks this process's event loop, so a
+ * pooled keep-alive socket the server closed meanwhile (it drops idle ones after REQUEST_TIMEOUT_MS) still looks
+ * open to the global fetch, which then fails with "other side closed".
+ */
+async function freshConnection(request: Request): Promise<Response> {
+  const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
+  return new Promise((resolve, reject) => {
+    const headers = Object.fromEntries(request.headers);
+    const outgoing = httpRequest(request.url, { method: request.method, headers, agent: false }, (incoming) => {
+      const chunks: Buffer[] = [];
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      incoming.on('end', () => {
+        const status = incoming.statusCode ?? 0;
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(incoming.headers)) if (typeof value === 'string') responseHeaders.set(name, value);
+        resolve(new Response(status === 204 ? null : Buffer.concat(chunks), { status, headers: responseHeaders }));
+      });
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
 
 forEachDialect('podplate client commands', (dialect) => {
   let db: Database;
@@ -94,6 +112,9 @@ forEachDialect('podplate client commands', (dialect) => {
     const wrongKey = run(['templates', 'list'], { PODPLATE_API_KEY: 'pp_nope' });
     assert.equal(wrongKey.code, 1);
     assert.match(wrongKey.stderr, /Not authenticated \(401\)/);
+    const notUrl = run(['templates', 'list'], { PODPLATE_URL: 'podplate.example.com' });
+    assert.equal(notUrl.code, 1);
+    assert.match(notUrl.stderr, /^podplate: PODPLATE_URL is not an http\(s\) URL: "podplate\.example\.com"\n$/);
     // Environment alone works without any file.
     const bare = run(['templates', 'list', '--json'], {
       XDG_CONFIG_HOME: join(home, 'none'),
@@ -247,7 +268,7 @@ forEachDialect('podplate client commands', (dialect) => {
     const official = await createPodplateClient({
       url: server.url,
       apiKey: platformKey,
-      fetch: freshConnection as typeof fetch,
+      fetch: freshConnection,
     }).createTemplate({
       name: 'official',
       imageName: IMAGE,
@@ -280,7 +301,7 @@ forEachDialect('podplate client commands', (dialect) => {
     assert.equal(waiting.code, 1);
     assert.match(waiting.stderr, /gave up waiting for its newest release of endpoint .*: still pending/);
 
-    const orchestrator = createPodplateClient({ url: server.url, apiKey: platformKey, fetch: freshConnection as typeof fetch });
+    const orchestrator = createPodplateClient({ url: server.url, apiKey: platformKey, fetch: freshConnection });
     await orchestrator.reportReleaseProgress(endpoint.id, releases[0].id, { status: 'completed', workersUpdated: 2, workersTotal: 2 });
     const done = run([
       'releases',
@@ -303,7 +324,7 @@ forEachDialect('podplate client commands', (dialect) => {
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /: failed 1\/2 workers\npodplate: release \S+ failed\n$/);
 
-    const unbound = run(['releases', 'watch', '--template', updated.id.replace(/.$/, '0')]);
+    const unbound = run(['releases', 'watch', '--template', 'nosuchtemplate']);
     assert.equal(unbound.code, 1);
     assert.match(unbound.stderr, /is not bound to any of your endpoints/);
 

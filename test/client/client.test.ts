@@ -87,5 +87,6 @@ forEachDialect('the typed client (imported as podplate/client)', (dialect) => {
       .catch((e) => e);
     assert.ok(error instanceof PodplateConnectionError);
     assert.match(error.message, /cannot reach http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+    assert.throws(() => createPodplateClient({ url: 'podplate.example.com', apiKey }), /the service URL must be an http\(s\) URL/);
   });
 });
