@@ -129,7 +129,7 @@ const watchSpec = defineCommand({
   options: { template: { type: 'string' }, revision: { type: 'string' }, interval: { type: 'string' }, timeout: { type: 'string' } },
   help: {
     '--template <id>': 'watch the endpoint bound to this template (instead of <endpoint-id>)',
-    '--revision <n>': 'the release of this template revision (waits for it to appear)',
+    '--revision <n>': 'the release of this template revision (waits for the revision; exit 0 if it made no release)',
     '--interval <seconds>': 'time between polls (default 2)',
     '--timeout <seconds>': 'give up after this long (default 600)',
     '--json': "print the finished release as the API's JSON",
@@ -150,6 +150,16 @@ function seconds(flag: string, value: string | undefined, fallback: number, usag
 async function endpointOfTemplate(podplate: PodplateClient, templateId: string): Promise<string> {
   for await (const endpoint of podplate.listEndpoints()) if (endpoint.templateId === templateId) return endpoint.id;
   throw new WatchError(`template ${templateId} is not bound to any of your endpoints: it has no releases`);
+}
+
+/**
+ * A release is written in the same transaction as the change that starts it, so once the template has reached
+ * `revision`, a release of it that is not there yet never will be.
+ */
+async function releaseWillNotCome(podplate: PodplateClient, endpointId: string, revision: number): Promise<boolean> {
+  const { templateId } = await podplate.getEndpoint(endpointId);
+  const { value: template } = await podplate.getTemplate(templateId, { includeEndpointBoundTemplates: true });
+  return template.revision >= revision;
 }
 
 /** The watched release did not complete: exit 1 with the message. */
@@ -182,6 +192,12 @@ async function releasesWatch(argv: string[]): Promise<number> {
         if (release.status !== 'completed') throw new WatchError(`release ${release.id} ${release.status}`);
         return 0;
       }
+    }
+    if (!release && revision !== undefined && (await releaseWillNotCome(podplate, endpointId, revision))) {
+      note(
+        `Template revision ${revision} started no release on endpoint ${endpointId} (it changed nothing, or the endpoint was created later): nothing to wait for.`,
+      );
+      return 0;
     }
     if (Date.now() >= deadline)
       throw new WatchError(

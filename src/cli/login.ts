@@ -40,7 +40,7 @@ export async function login(argv: string[]): Promise<number> {
     apiKey = readFileSync(0, 'utf8').trim();
   }
   if (!apiKey) throw new UsageError('the API key is empty', usage);
-  const url = (values.url ?? process.env.PODPLATE_URL ?? readSaved().url ?? DEFAULT_URL).replace(/\/+$/, '');
+  const url = (values.url ?? (process.env.PODPLATE_URL || readSaved().url || DEFAULT_URL)).replace(/\/+$/, '');
   if (!isHttpUrl(url)) throw new UsageError(`--url must be an http(s) URL, not ${JSON.stringify(url)}`, usage);
 
   // One cheap authenticated call: a wrong key or URL fails here, not in the first real command.

@@ -102,6 +102,13 @@ forEachDialect('podplate client commands', (dialect) => {
     const piped = run(['login', '--url', server.url, '--api-key-stdin'], {}, `${key}\n`);
     assert.equal(piped.code, 0, piped.stderr);
     assert.equal(statSync(configFile()).mode & 0o777, 0o600);
+    // Without a flag, a key piped on stdin (not a terminal) is read too; the saved URL is kept.
+    const implicit = run(['login'], {}, `${key}\n`);
+    assert.equal(implicit.code, 0, implicit.stderr);
+    assert.deepEqual(JSON.parse(await readFile(configFile(), 'utf8')), { url: server.url, apiKey: key });
+    const empty = run(['login'], {}, '\n');
+    assert.equal(empty.code, 2);
+    assert.match(empty.stderr, /the API key is empty/);
   });
 
   test('PODPLATE_URL and PODPLATE_API_KEY override the saved login', async () => {
@@ -323,6 +330,11 @@ forEachDialect('podplate client commands', (dialect) => {
     const failed = run(['releases', 'watch', '--template', template.id, '--revision', String(again.revision), '--interval', '0.05']);
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /: failed 1\/2 workers\npodplate: release \S+ failed\n$/);
+
+    // Revision 1 predates the endpoint, so it has no release: nothing to wait for.
+    const before = run(['releases', 'watch', endpoint.id, '--revision', '1', '--timeout', '60']);
+    assert.equal(before.code, 0, before.stderr);
+    assert.match(before.stderr, /Template revision 1 started no release on endpoint \S+ .*nothing to wait for/);
 
     const unbound = run(['releases', 'watch', '--template', 'nosuchtemplate']);
     assert.equal(unbound.code, 1);
