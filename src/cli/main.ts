@@ -1,15 +1,31 @@
-import { parseArgs } from 'node:util';
-import { ConfigError, readConfig } from '../config.ts';
-import type { Role } from '../domain/visibility.ts';
-import { now } from '../registry/ids.ts';
-import { createApiKey, KeyError } from '../registry/keys.ts';
-import { serve } from '../server.ts';
-import { dialectFor } from '../store/dialect.ts';
-import { Store } from '../store/store.ts';
+import { PodplateConnectionError, PodplateProblem } from '../client/index.ts';
+import { type CommandSpec, UsageError } from './args.ts';
+import { LoginError } from './config.ts';
+import { endpointCommands, releaseCommands, WatchError } from './endpoints.ts';
+import { login, logout } from './login.ts';
+import { problemText } from './output.ts';
+import { templateCommands } from './templates.ts';
 
-const USAGE = `Usage: podplate <command>
+const USAGE = `Usage: podplate <command> [flags]
 
-Commands:
+Client commands (talk to a Podplate service; --help on each shows its flags and an example):
+  login --url <url> --api-key <key>       Check the key and save both (PODPLATE_URL / PODPLATE_API_KEY override)
+  logout                                  Forget the saved URL and key
+  templates list [--public] [--platform] [--bound] [--category X] [--search q] [--all]
+  templates get <id>
+  templates create --name N --image I [--env K=V]… [--port 8888/http]… [-f template.yaml]
+  templates update <id> [field flags] [--if-match <etag>]
+  templates delete <id>
+  templates revisions <id>
+  templates rollback <id> <revision>
+  endpoints list | get <id> | create --name N --template T | delete <id>
+  releases list <endpoint-id>
+  releases watch <endpoint-id> | --template <id> [--revision n]
+                                          Wait for a release; exit 1 unless it completes
+
+  --json prints the API's JSON. Exit codes: 0 success, 1 API, network or release failure, 2 usage error.
+
+Admin commands (use the database directly; read DATABASE_URL, default sqlite:./data/podplate.db):
   serve                                   Serve the API (as npm start does)
   migrate                                 Bring the database schema up to date
   keys create --user <name> [--role platform]
@@ -17,70 +33,37 @@ Commands:
   keys list                               List API keys (never their secret)
   keys revoke <key-id>                    Revoke a key
 
-Every command reads DATABASE_URL (default sqlite:./data/podplate.db).
-
 Examples:
   podplate keys create --user alice
+  podplate login --url http://127.0.0.1:8080 --api-key "$(podplate keys create --user alice)"
+  podplate templates update 5x2k9d0v7m3qh8wz --image "$IMAGE" --json
   DATABASE_URL=postgres://postgres@127.0.0.1:5432/podplate podplate migrate
 `;
 
-class UsageError extends Error {}
+type Group = Record<string, { spec: CommandSpec<any>; run: (argv: string[]) => Promise<number> }>;
+const GROUPS: Record<string, Group> = { templates: templateCommands, endpoints: endpointCommands, releases: releaseCommands };
 
-async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
-  const config = readConfig();
-  const store = Store.open(
-    dialectFor(config.DATABASE_URL, {
-      poolSize: 2,
-      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-      connectionTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
-    }),
+function groupUsage(name: string, group: Group): string {
+  const width = Math.max(...Object.keys(group).map((k) => k.length));
+  const lines = Object.entries(group).map(
+    ([sub, { spec }]) => `  ${sub.padEnd(width)}  ${spec.summary.split('. ')[0]?.replace(/\.$/, '')}`,
   );
-  try {
-    await store.migrate();
-    return await work(store);
-  } finally {
-    await store.close();
-  }
+  return `Usage: podplate ${name} <command> [flags]\n\nCommands:\n${lines.join('\n')}\n\nRun podplate ${name} <command> --help for its flags and an example.\n`;
 }
 
-async function keys(args: string[]): Promise<void> {
-  const [action, ...rest] = args;
-  if (action === 'create') {
-    const { values } = parseArgs({ args: rest, options: { user: { type: 'string' }, role: { type: 'string', default: 'user' } } });
-    if (!values.user) throw new UsageError('keys create needs --user <name>');
-    if (values.role !== 'user' && values.role !== 'platform') throw new UsageError('--role is "user" or "platform"');
-    const key = await withStore((store) => createApiKey(store, values.user as string, values.role as Role));
-    process.stderr.write(`Created key ${key.id} for ${key.account} (${key.role}). It is shown once:\n`);
-    process.stdout.write(`${key.secret}\n`);
-    return;
+async function runGroup(name: string, group: Group, [sub, ...rest]: string[]): Promise<number> {
+  // `podplate templates list | head` stops reading early: not an error.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(0);
+  });
+  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+    process.stdout.write(groupUsage(name, group));
+    return sub === undefined ? 2 : 0;
   }
-  if (action === 'list') {
-    parseArgs({ args: rest, options: {} });
-    const rows = await withStore((store) => store.listApiKeys());
-    const table = [
-      ['ID', 'ACCOUNT', 'ROLE', 'PREFIX', 'CREATED', 'REVOKED'],
-      ...rows.map((k) => [k.id, k.account, k.role, `${k.prefix}…`, k.createdAt, k.revokedAt ?? '-']),
-    ];
-    const widths = table[0]?.map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length))) ?? [];
-    for (const row of table)
-      process.stdout.write(
-        `${row
-          .map((c, i) => c.padEnd(widths[i] ?? 0))
-          .join('  ')
-          .trimEnd()}\n`,
-      );
-    return;
-  }
-  if (action === 'revoke') {
-    const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true });
-    if (positionals.length !== 1) throw new UsageError('keys revoke needs exactly one key id');
-    const id = positionals[0] as string;
-    const revoked = await withStore((store) => store.revokeApiKey(id, now()));
-    if (!revoked) throw new KeyError(`no active key ${id}`);
-    process.stderr.write(`Revoked key ${id}.\n`);
-    return;
-  }
-  throw new UsageError(`unknown keys command ${action ?? ''}`.trim());
+  const command = Object.hasOwn(group, sub) ? group[sub] : undefined;
+  if (!command) throw new UsageError(`unknown command ${name} ${sub}`, groupUsage(name, group));
+  return command.run(rest);
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -88,15 +71,17 @@ export async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'serve':
-        await serve();
-        return 0;
       case 'migrate':
-        await withStore(async () => undefined);
-        process.stderr.write('The database schema is up to date.\n');
-        return 0;
       case 'keys':
-        await keys(args);
-        return 0;
+        return await (await import('./admin.ts')).admin(command, args);
+      case 'login':
+        return await login(args);
+      case 'logout':
+        return await logout(args);
+      case 'templates':
+      case 'endpoints':
+      case 'releases':
+        return await runGroup(command, GROUPS[command] as Group, args);
       case undefined:
       case 'help':
       case '--help':
@@ -108,10 +93,14 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`podplate: ${(error as Error).message}\n\n${USAGE}`);
+      process.stderr.write(`podplate: ${(error as Error).message}\n\n${(error as UsageError).usage ?? USAGE}`);
       return 2;
     }
-    if (error instanceof KeyError || error instanceof ConfigError) {
+    if (error instanceof PodplateProblem) {
+      process.stderr.write(`${problemText(error)}\n`);
+      return 1;
+    }
+    if (error instanceof LoginError || error instanceof WatchError || error instanceof PodplateConnectionError) {
       process.stderr.write(`podplate: ${error.message}\n`);
       return 1;
     }

@@ -1,0 +1,84 @@
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import pkg from '../../package.json' with { type: 'json' };
+import { createPodplateClient, isHttpUrl, type PodplateClient } from '../client/index.ts';
+
+// Where the client commands find the service and their key: PODPLATE_URL / PODPLATE_API_KEY, else the file
+// `podplate login` wrote ($XDG_CONFIG_HOME/podplate/config.json, readable by its owner only).
+
+export interface Connection {
+  url: string;
+  apiKey: string;
+}
+
+/** A problem with the saved login or its file: exit 1 with the message. */
+export class LoginError extends Error {}
+
+export function configPath(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME?.startsWith('/') ? env.XDG_CONFIG_HOME : join(env.HOME || homedir(), '.config');
+  return join(base, 'podplate', 'config.json');
+}
+
+export function readSaved(path = configPath()): Partial<Connection> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') return {};
+    throw new LoginError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  try {
+    const saved = JSON.parse(text) as Partial<Connection>;
+    return {
+      ...(typeof saved.url === 'string' ? { url: saved.url } : {}),
+      ...(typeof saved.apiKey === 'string' ? { apiKey: saved.apiKey } : {}),
+    };
+  } catch {
+    throw new LoginError(`${path} is not valid JSON: run podplate login again`);
+  }
+}
+
+/** Saves the login: the directory 0700, the file 0600, replaced atomically so a reader never sees half of it. */
+export function save(connection: Connection, path = configPath()): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  chmodSync(dirname(path), 0o700);
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, `${JSON.stringify({ url: connection.url, apiKey: connection.apiKey }, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(temporary, 0o600);
+    renameSync(temporary, path);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+}
+
+export function forget(path = configPath()): boolean {
+  try {
+    rmSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The service and key to use: the environment overrides the saved login, field by field. */
+export function connection(env: NodeJS.ProcessEnv = process.env): Connection {
+  const saved = readSaved(configPath(env));
+  const url = env.PODPLATE_URL || saved.url;
+  const apiKey = env.PODPLATE_API_KEY || saved.apiKey;
+  if (!url || !apiKey)
+    throw new LoginError(
+      `not logged in: run podplate login --url <url> --api-key <key>, or set PODPLATE_URL and PODPLATE_API_KEY (missing ${!url ? 'the URL' : 'the API key'})`,
+    );
+  if (!isHttpUrl(url))
+    throw new LoginError(
+      `${env.PODPLATE_URL ? 'PODPLATE_URL' : `the URL saved in ${configPath(env)}`} is not an http(s) URL: ${JSON.stringify(url)}`,
+    );
+  return { url, apiKey };
+}
+
+/** The typed client for the service and key in use. */
+export function client(env: NodeJS.ProcessEnv = process.env): PodplateClient {
+  return createPodplateClient({ ...connection(env), userAgent: `podplate-cli/${pkg.version}` });
+}
