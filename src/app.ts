@@ -57,6 +57,9 @@ export async function buildApp({ store, config, logger = false, uiDir }: AppOpti
     // REQUEST_TIMEOUT_MS, and a silent connection is closed after REQUEST_TIMEOUT_MS.
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     connectionTimeout: config.REQUEST_TIMEOUT_MS,
+    // An idle keep-alive connection is closed well before the connection timeout, and the Keep-Alive header says
+    // so: a client never reuses a connection the server is about to drop.
+    keepAliveTimeout: Math.max(1000, Math.min(72_000, Math.floor(config.REQUEST_TIMEOUT_MS / 2))),
     http: {
       headersTimeout: config.HEADERS_TIMEOUT_MS,
       connectionsCheckingInterval: Math.min(1000, config.HEADERS_TIMEOUT_MS),

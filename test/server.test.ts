@@ -62,3 +62,20 @@ test('SIGTERM lets in-flight requests finish', async () => {
     await db.drop();
   }
 });
+
+test('an idle connection is kept only as long as the Keep-Alive header says, which is less than the server waits', async () => {
+  const db = await freshDatabase('sqlite');
+  try {
+    const server = await startServer({ DATABASE_URL: db.url, REQUEST_TIMEOUT_MS: '4000' });
+    try {
+      const response = await fetch(`${server.url}/healthz`);
+      await response.arrayBuffer();
+      const timeout = Number(/timeout=(\d+)/.exec(response.headers.get('keep-alive') ?? '')?.[1]);
+      assert.ok(timeout >= 1 && timeout * 1000 < 4000, `keep-alive: ${response.headers.get('keep-alive')}`);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await db.drop();
+  }
+});
