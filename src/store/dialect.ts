@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -91,6 +92,28 @@ const UNAVAILABLE_CODES = new Set([
 const UNAVAILABLE_MESSAGES =
   /is not currently accepting connections|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|cannot use a pool after calling end/i;
 
+/**
+ * Every query with parameters runs as a named prepared statement, parsed and planned once per connection rather
+ * than on every call: Kysely sends the same SQL text for the same query, so the text names the statement.
+ */
+function preparedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (config: pg.QueryConfig | string, values?: unknown[]) => Promise<pg.QueryResult>;
+  const names = new Map<string, string>();
+  const nameOf = (text: string) => {
+    let name = names.get(text);
+    if (!name) {
+      if (names.size >= 1000) names.clear();
+      name = `pp_${createHash('sha1').update(text).digest('hex')}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  client.query = ((text: unknown, values?: unknown[]) =>
+    typeof text === 'string' && values !== undefined && values.length > 0
+      ? query({ name: nameOf(text), text, values })
+      : query(text as string, values)) as typeof client.query;
+}
+
 export function postgresDialect(connectionString: string, options: PoolOptions): SqlDialect {
   const pool = new pg.Pool({
     connectionString,
@@ -108,7 +131,10 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
   // A client whose backend dies emits 'error' (on the pool while idle, on the client while checked out);
   // unheard, that would crash the process. The query in flight fails on its own, and the pool drops the client.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    preparedStatements(client);
+  });
   return {
     name: 'postgres',
     kysely: new PostgresDialect({ pool }),

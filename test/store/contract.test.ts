@@ -73,6 +73,22 @@ forEachDialect('store contract', (dialect) => {
         await other.drop();
       }
     });
+
+    test('queries with parameters run as prepared statements, parsed once per connection', async () => {
+      const raw = new Kysely<Record<string, Record<string, unknown>>>({
+        dialect: dialectFor(db.url, { poolSize: 1, statementTimeoutMs: 5000, connectionTimeoutMs: 5000 }).kysely,
+      });
+      try {
+        for (const n of [1, 2, 3]) assert.equal((await sql<{ n: number }>`select ${n}::int as n`.execute(raw)).rows[0]?.n, n);
+        const prepared = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(raw);
+        assert.deepEqual(
+          prepared.rows.map((r) => r.statement),
+          ['select $1::int as n'],
+        );
+      } finally {
+        await raw.destroy();
+      }
+    });
   }
 
   test('a template reads back exactly as written: JSON order, unicode, numbers, booleans, timestamps', async () => {
