@@ -66,15 +66,27 @@ export function forget(path = configPath()): boolean {
 export function connection(env: NodeJS.ProcessEnv = process.env): Connection {
   const saved = readSaved(configPath(env));
   const url = env.PODPLATE_URL || saved.url;
+  if (url && !isHttpUrl(url)) {
+    throw new LoginError(
+      `${env.PODPLATE_URL ? 'PODPLATE_URL' : `the URL saved in ${configPath(env)}`} is not an http(s) URL: ${JSON.stringify(url)}`,
+    );
+  }
+  // The saved key goes only to the service it was saved for: another PODPLATE_URL needs its own PODPLATE_API_KEY.
+  if (env.PODPLATE_URL && !env.PODPLATE_API_KEY && saved.apiKey && saved.url && env.PODPLATE_URL !== saved.url) {
+    throw new LoginError(
+      `PODPLATE_URL (${env.PODPLATE_URL}) is not the service the saved key is for (${saved.url}): set PODPLATE_API_KEY too, or log in to it`,
+    );
+  }
   const apiKey = env.PODPLATE_API_KEY || saved.apiKey;
   if (!url || !apiKey)
     throw new LoginError(
       `not logged in: run podplate login --url <url> --api-key <key>, or set PODPLATE_URL and PODPLATE_API_KEY (missing ${!url ? 'the URL' : 'the API key'})`,
     );
-  if (!isHttpUrl(url))
+  if (!/^[\x21-\x7e]{1,512}$/.test(apiKey)) {
     throw new LoginError(
-      `${env.PODPLATE_URL ? 'PODPLATE_URL' : `the URL saved in ${configPath(env)}`} is not an http(s) URL: ${JSON.stringify(url)}`,
+      `the API key ${env.PODPLATE_API_KEY ? 'in PODPLATE_API_KEY' : 'saved'} is not a key: it has spaces or characters no key has`,
     );
+  }
   return { url, apiKey };
 }
 

@@ -3,7 +3,7 @@ import { type CommandSpec, UsageError } from './args.ts';
 import { LoginError } from './config.ts';
 import { endpointCommands, releaseCommands, WatchError } from './endpoints.ts';
 import { login, logout } from './login.ts';
-import { problemText } from './output.ts';
+import { note, problemText } from './output.ts';
 import { templateCommands } from './templates.ts';
 
 const USAGE = `Usage: podplate <command> [flags]
@@ -93,15 +93,15 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`podplate: ${(error as Error).message}\n\n${(error as UsageError).usage ?? USAGE}`);
+      note(`podplate: ${(error as Error).message}\n\n${(error as UsageError).usage ?? USAGE}`);
       return 2;
     }
     if (error instanceof PodplateProblem) {
-      process.stderr.write(`${problemText(error)}\n`);
+      note(problemText(error));
       return 1;
     }
     if (error instanceof LoginError || error instanceof WatchError || error instanceof PodplateConnectionError) {
-      process.stderr.write(`podplate: ${error.message}\n`);
+      note(`podplate: ${error.message}`);
       return 1;
     }
     throw error;

@@ -2,11 +2,21 @@ import type { Endpoint, PodplateProblem, Release, Revision, Template } from '../
 
 // What the client commands print: aligned tables and detail views for people, the API's own JSON for scripts.
 
-export const out = (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-export const note = (text: string) => process.stderr.write(`${text}\n`);
+/**
+ * Text for a terminal: control characters other than newline and tab (ESC, the C1 controls, DEL…) shown as escapes,
+ * so a template's content from another account can't move the cursor, retitle the window or write the clipboard.
+ */
+export const terminalSafe = (text: string) =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 
+const line = (text: string) => (text.endsWith('\n') ? text : `${text}\n`);
+export const out = (text: string) => process.stdout.write(terminalSafe(line(text)));
+export const note = (text: string) => process.stderr.write(terminalSafe(line(text)));
+
+/** The API's JSON as it is, for scripts (JSON escapes the C0 controls itself). */
 export function printJson(value: unknown): void {
-  out(JSON.stringify(value, null, 2));
+  process.stdout.write(line(JSON.stringify(value, null, 2)));
 }
 
 /** Columns padded to their widest cell; the last column is not padded. */

@@ -16,6 +16,8 @@ export interface SqlDialect {
   isUniqueViolation(error: unknown): boolean;
   /** The error means the database can't be reached right now (worth a 503 and a retry later). */
   isUnavailable(error: unknown): boolean;
+  /** Marks a query text as worth preparing once per connection (PostgreSQL); it must name its columns. */
+  prepare?(sql: string): void;
 }
 
 export interface PoolOptions {
@@ -93,28 +95,20 @@ const UNAVAILABLE_MESSAGES =
   /is not currently accepting connections|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|cannot use a pool after calling end/i;
 
 /**
- * Every query with parameters runs as a named prepared statement, parsed and planned once per connection rather
- * than on every call: Kysely sends the same SQL text for the same query, so the text names the statement.
+ * The store's hot queries (see `SqlDialect.prepare`) run as named prepared statements, parsed and planned once per
+ * connection rather than on every call. Only those: their number is fixed, and none selects `*`, so a column added
+ * by a later migration can't change a cached plan's result type under a running process.
  */
-function preparedStatements(client: pg.PoolClient): void {
+function preparedStatements(client: pg.PoolClient, named: Map<string, string>): void {
   const query = client.query.bind(client) as (config: pg.QueryConfig | string, values?: unknown[]) => Promise<pg.QueryResult>;
-  const names = new Map<string, string>();
-  const nameOf = (text: string) => {
-    let name = names.get(text);
-    if (!name) {
-      if (names.size >= 1000) names.clear();
-      name = `pp_${createHash('sha1').update(text).digest('hex')}`;
-      names.set(text, name);
-    }
-    return name;
-  };
-  client.query = ((text: unknown, values?: unknown[]) =>
-    typeof text === 'string' && values !== undefined && values.length > 0
-      ? query({ name: nameOf(text), text, values })
-      : query(text as string, values)) as typeof client.query;
+  client.query = ((text: unknown, values?: unknown[]) => {
+    const name = typeof text === 'string' ? named.get(text) : undefined;
+    return name ? query({ name, text: text as string, values }) : query(text as string, values);
+  }) as typeof client.query;
 }
 
 export function postgresDialect(connectionString: string, options: PoolOptions): SqlDialect {
+  const named = new Map<string, string>();
   const pool = new pg.Pool({
     connectionString,
     max: options.poolSize,
@@ -133,7 +127,7 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
   pool.on('error', () => {});
   pool.on('connect', (client) => {
     client.on('error', () => {});
-    preparedStatements(client);
+    preparedStatements(client, named);
   });
   return {
     name: 'postgres',
@@ -142,6 +136,12 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
     serialType: 'bigint',
     serialPrimaryKey: (c) => c.primaryKey().generatedAlwaysAsIdentity(),
     isUniqueViolation: (e) => code(e) === '23505',
+    prepare: (sql) => {
+      if (!named.has(sql)) {
+        if (/\bselect\s+(?:[\w".]+\.)?\*/i.test(sql)) throw new Error(`a prepared statement must name its columns: ${sql}`);
+        named.set(sql, `pp_${createHash('sha1').update(sql).digest('hex')}`);
+      }
+    },
     isUnavailable: (e) => UNAVAILABLE_CODES.has(String(code(e))) || (e instanceof Error && UNAVAILABLE_MESSAGES.test(e.message)),
   };
 }

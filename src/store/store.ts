@@ -33,6 +33,39 @@ export interface TemplateView extends VisibleFacts {
   json: string;
 }
 
+/** Every column of a template row, named (prepared statements must not select `*`). */
+const TEMPLATE_COLUMNS = [
+  'seq',
+  'id',
+  'owner_id',
+  'endpoint_id',
+  'name',
+  'image_name',
+  'category',
+  'container_disk_in_gb',
+  'volume_in_gb',
+  'volume_mount_path',
+  'container_registry_auth_id',
+  'docker_entrypoint',
+  'docker_start_cmd',
+  'env',
+  'ports',
+  'readme',
+  'is_public',
+  'is_platform',
+  'is_serverless',
+  'earned',
+  'runtime_in_min',
+  'revision',
+  'created_at',
+  'updated_at',
+  'search',
+  'body',
+] as const satisfies readonly (keyof TemplatesTable)[];
+// A column added to TemplatesTable and not listed above fails to compile here.
+const everyColumnListed: Exclude<keyof TemplatesTable, (typeof TEMPLATE_COLUMNS)[number]> extends never ? true : never = true;
+void everyColumnListed;
+
 const VIEW_COLUMNS = ['id', 'owner_id', 'endpoint_id', 'is_public', 'is_platform', 'revision', 'body'] as const;
 type ViewRow = Pick<Selectable<TemplatesTable>, (typeof VIEW_COLUMNS)[number]>;
 
@@ -158,6 +191,7 @@ export class Store {
       compiled = build(this.db).compile();
       compiledQueries.set(key, compiled);
     }
+    this.dialect.prepare?.(compiled.sql);
     const result = await this.db.executeQuery<R>({ ...compiled, parameters } as CompiledQuery<R>);
     return result.rows;
   }
@@ -203,12 +237,15 @@ export class Store {
     await this.buildMissingBodies();
   }
 
-  /** Writes the API representation of every template that has none yet, a batch at a time. */
+  /**
+   * Writes the API representation of every template that has none yet, a batch at a time. Each batch is read
+   * under its rows' locks, so a write by another process can't be overwritten with what it replaced.
+   */
   private async buildMissingBodies(): Promise<void> {
     for (;;) {
-      const rows = await this.db.selectFrom('templates').selectAll().where('body', 'is', null).orderBy('seq').limit(1000).execute();
-      if (rows.length === 0) return;
-      await this.transaction(async (tx) => {
+      const built = await this.transaction(async (tx) => {
+        const missing = tx.db.selectFrom('templates').select(TEMPLATE_COLUMNS).where('body', 'is', null).orderBy('seq').limit(1000);
+        const rows = await (this.dialect.name === 'postgres' ? missing.forUpdate().skipLocked() : missing).execute();
         for (const row of rows) {
           await tx.db
             .updateTable('templates')
@@ -216,7 +253,9 @@ export class Store {
             .where('seq', '=', row.seq)
             .execute();
         }
+        return rows.length;
       });
+      if (built === 0) return;
     }
   }
 
@@ -321,7 +360,7 @@ export class Store {
     const [row] = await this.precompiled<Selectable<TemplatesTable>>(
       lock ? 'findTemplateForUpdate' : 'findTemplate',
       (db) => {
-        const select = db.selectFrom('templates').selectAll().where('id', '=', id);
+        const select = db.selectFrom('templates').select(TEMPLATE_COLUMNS).where('id', '=', id);
         return lock ? select.forUpdate() : select;
       },
       [id],
@@ -339,22 +378,22 @@ export class Store {
       (db) => db.selectFrom('templates').select(VIEW_COLUMNS).where('id', '=', id),
       [id],
     );
-    if (!row) return undefined;
+    const json = row && (row.body ?? (await this.bodyOf(row.id)));
+    if (!row || json === undefined) return undefined;
     return {
       ownerId: row.owner_id,
       isPublic: row.is_public === 1,
       isPlatform: row.is_platform === 1,
       bound: row.endpoint_id !== null,
       revision: row.revision,
-      json: row.body ?? (await this.bodyOf(row.id)),
+      json,
     };
   }
 
-  /** The representation of a template whose body is not built yet (a row written around the store). */
-  private async bodyOf(id: string): Promise<string> {
+  /** The representation of a template whose body is not built yet (a row written around the store); none once deleted. */
+  private async bodyOf(id: string): Promise<string | undefined> {
     const template = await this.findTemplate(id);
-    if (!template) throw new Error(`template ${id} vanished while being read`);
-    return templateJson(template);
+    return template && templateJson(template);
   }
 
   /** Writes `template` over the stored one if that is still at `expectedRevision`; false when it moved on or is gone. */
@@ -412,7 +451,8 @@ export class Store {
       (row) => row.seq,
       (row) => row,
     );
-    return { ...shown, items: await Promise.all(shown.items.map((row) => row.body ?? this.bodyOf(row.id))) };
+    const items = await Promise.all(shown.items.map((row) => row.body ?? this.bodyOf(row.id)));
+    return { ...shown, items: items.filter((json) => json !== undefined) };
   }
 
   // --- endpoints

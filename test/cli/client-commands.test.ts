@@ -113,12 +113,21 @@ forEachDialect('podplate client commands', (dialect) => {
 
   test('PODPLATE_URL and PODPLATE_API_KEY override the saved login', async () => {
     const deadUrl = `http://127.0.0.1:${await freePort()}`;
-    const unreachable = run(['templates', 'list'], { PODPLATE_URL: deadUrl });
+    // The saved key is not sent to another service than the one it was saved for.
+    const elsewhere = run(['templates', 'list'], { PODPLATE_URL: deadUrl });
+    assert.equal(elsewhere.code, 1);
+    assert.match(elsewhere.stderr, /is not the service the saved key is for .*set PODPLATE_API_KEY too/);
+    assert.equal(elsewhere.stderr.includes(key), false);
+    const unreachable = run(['templates', 'list'], { PODPLATE_URL: deadUrl, PODPLATE_API_KEY: key });
     assert.equal(unreachable.code, 1);
     assert.match(unreachable.stderr, new RegExp(`podplate: cannot reach ${deadUrl}: .*ECONNREFUSED`));
     const wrongKey = run(['templates', 'list'], { PODPLATE_API_KEY: 'pp_nope' });
     assert.equal(wrongKey.code, 1);
     assert.match(wrongKey.stderr, /Not authenticated \(401\)/);
+    const badKey = run(['templates', 'list'], { PODPLATE_API_KEY: `${key}\nX-Injected: 1` });
+    assert.equal(badKey.code, 1);
+    assert.match(badKey.stderr, /^podplate: the API key in PODPLATE_API_KEY is not a key/);
+    assert.equal(badKey.stderr.includes(key), false, 'the key is never printed');
     const notUrl = run(['templates', 'list'], { PODPLATE_URL: 'podplate.example.com' });
     assert.equal(notUrl.code, 1);
     assert.match(notUrl.stderr, /^podplate: PODPLATE_URL is not an http\(s\) URL: "podplate\.example\.com"\n$/);
@@ -129,6 +138,28 @@ forEachDialect('podplate client commands', (dialect) => {
       PODPLATE_API_KEY: key,
     });
     assert.equal(bare.code, 0, bare.stderr);
+  });
+
+  test("a template's control characters reach the terminal as escapes, and --json keeps them", () => {
+    const hostile = '# Title\u001b]52;c;cm0gLXJmIH4=\u0007\u001b[2J\u009b31m done';
+    const created = json([
+      'templates',
+      'create',
+      '--name',
+      'escapes',
+      '--image',
+      'ubuntu',
+      '--readme',
+      hostile,
+      '--env',
+      'A=\u001b[31mred',
+    ]);
+    const shown = ok(['templates', 'get', created.id]).stdout;
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters
+    assert.doesNotMatch(shown, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    assert.match(shown, /\\x1b\]52;c;cm0gLXJmIH4=\\x07\\x1b\[2J\\x9b31m done/);
+    assert.equal(json(['templates', 'get', created.id]).readme, hostile);
+    ok(['templates', 'delete', created.id]);
   });
 
   test('create, get, update, revisions, rollback and delete a template', () => {
