@@ -162,6 +162,12 @@ async function releaseWillNotCome(podplate: PodplateClient, endpointId: string, 
   return template.revision >= revision;
 }
 
+/** The release of the template's `revision` on the endpoint, searched newest first through every page. */
+async function releaseOf(podplate: PodplateClient, endpointId: string, revision: number): Promise<Release | undefined> {
+  for await (const release of podplate.listReleases(endpointId, 100)) if (release.templateRevision === revision) return release;
+  return undefined;
+}
+
 /** The watched release did not complete: exit 1 with the message. */
 export class WatchError extends Error {}
 
@@ -182,7 +188,17 @@ async function releasesWatch(argv: string[]): Promise<number> {
   let last = '';
   for (;;) {
     const { items: page } = await podplate.listReleasesPage(endpointId, 20);
-    const release: Release | undefined = revision === undefined ? page[0] : page.find((r) => r.templateRevision === revision);
+    let release: Release | undefined = revision === undefined ? page[0] : page.find((r) => r.templateRevision === revision);
+    if (!release && revision !== undefined && (await releaseWillNotCome(podplate, endpointId, revision))) {
+      // The revision is there, and its release (if any) committed with it: look through every page before saying none.
+      release = await releaseOf(podplate, endpointId, revision);
+      if (!release) {
+        note(
+          `Template revision ${revision} started no release on endpoint ${endpointId} (it changed nothing, or the endpoint was created later): nothing to wait for.`,
+        );
+        return 0;
+      }
+    }
     if (release) {
       const state = `release ${release.id} (version ${release.version}, template revision ${release.templateRevision}): ${release.status} ${release.workersUpdated}/${release.workersTotal} workers`;
       if (state !== last && !values.json) note(state);
@@ -192,12 +208,6 @@ async function releasesWatch(argv: string[]): Promise<number> {
         if (release.status !== 'completed') throw new WatchError(`release ${release.id} ${release.status}`);
         return 0;
       }
-    }
-    if (!release && revision !== undefined && (await releaseWillNotCome(podplate, endpointId, revision))) {
-      note(
-        `Template revision ${revision} started no release on endpoint ${endpointId} (it changed nothing, or the endpoint was created later): nothing to wait for.`,
-      );
-      return 0;
     }
     if (Date.now() >= deadline)
       throw new WatchError(

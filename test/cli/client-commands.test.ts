@@ -362,6 +362,13 @@ forEachDialect('podplate client commands', (dialect) => {
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /: failed 1\/2 workers\npodplate: release \S+ failed\n$/);
 
+    // A revision whose release is older than the newest 20 is still found (here superseded: exit 1).
+    const owner = createPodplateClient({ url: server.url, apiKey: key, fetch: freshConnection });
+    for (let i = 0; i < 21; i++) await owner.updateTemplate(template.id, { readme: `change ${i}` });
+    const old = run(['releases', 'watch', '--template', template.id, '--revision', String(again.revision), '--timeout', '60']);
+    assert.equal(old.code, 1, old.stderr);
+    assert.match(old.stderr, /release \S+ failed\n$/);
+
     // Revision 1 predates the endpoint, so it has no release: nothing to wait for.
     const before = run(['releases', 'watch', endpoint.id, '--revision', '1', '--timeout', '60']);
     assert.equal(before.code, 0, before.stderr);
