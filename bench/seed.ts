@@ -1,6 +1,7 @@
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { templateJson } from '../src/domain/template.ts';
+import { sampleTemplate } from './sample.ts';
 
 // Seeds templates in bulk, straight into the database: a million rows in seconds, not through the API.
 // Every row is a public template of `ownerId`, with the same content but its own id and name.
@@ -12,30 +13,7 @@ const COLUMNS = `(id, owner_id, endpoint_id, name, image_name, category, contain
 const idOf = (n: number) => `seed${String(n).padStart(12, '0')}`;
 
 /** The stored representation of every seeded row, with its id and name to fill in. */
-const bodyOf = (at: string) =>
-  templateJson({
-    id: '\u0000ID\u0000',
-    name: '\u0000NAME\u0000',
-    imageName: 'runpod/pytorch:2.1.0',
-    category: 'NVIDIA',
-    containerDiskInGb: 50,
-    volumeInGb: 20,
-    volumeMountPath: '/workspace',
-    containerRegistryAuthId: '',
-    dockerEntrypoint: [],
-    dockerStartCmd: [],
-    env: { HF_HOME: '/workspace/hf' },
-    ports: ['8888/http', '22/tcp'],
-    readme: '# Seeded',
-    isPublic: true,
-    isPlatform: false,
-    isServerless: false,
-    earned: 0,
-    runtimeInMin: 0,
-    revision: 1,
-    createdAt: at,
-    updatedAt: at,
-  });
+const bodyOf = (at: string) => templateJson(sampleTemplate('\u0000ID\u0000', '\u0000NAME\u0000', at));
 const ID = JSON.stringify('\u0000ID\u0000');
 const NAME = JSON.stringify('\u0000NAME\u0000');
 

@@ -7,37 +7,11 @@ import { dialectFor } from '../../src/store/dialect.ts';
 import type { TemplateRecord } from '../../src/store/store.ts';
 import { AlreadyBound, NameTaken, Store } from '../../src/store/store.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
+import { at, templateRecord } from '../support/records.ts';
 
 // The store's contract, the same on every dialect: what is written reads back exactly, constraints hold.
 
-const at = '2026-01-02T03:04:05.678Z';
-let n = 0;
-const record = (overrides: Partial<TemplateRecord> = {}): TemplateRecord => ({
-  id: `tmpl${String(++n).padStart(12, '0')}`,
-  name: `name ${n}`,
-  imageName: 'ubuntu:22.04',
-  category: 'NVIDIA',
-  containerDiskInGb: 50,
-  volumeInGb: 20,
-  volumeMountPath: '/workspace',
-  containerRegistryAuthId: '',
-  dockerEntrypoint: [],
-  dockerStartCmd: [],
-  env: {},
-  ports: [],
-  readme: '',
-  isPublic: false,
-  isPlatform: false,
-  isServerless: false,
-  earned: 0,
-  runtimeInMin: 0,
-  revision: 1,
-  createdAt: at,
-  updatedAt: at,
-  ownerId: 'acc_a',
-  endpointId: null,
-  ...overrides,
-});
+const record = templateRecord;
 
 forEachDialect('store contract', (dialect) => {
   let db: Database;
@@ -207,9 +181,9 @@ forEachDialect('store contract', (dialect) => {
     const t = record({ isServerless: true });
     await store.insertTemplate(t);
     const endpoint = {
-      id: `ep${n}`,
+      id: `ep${t.id}`,
       ownerId: 'acc_a',
-      name: `ep ${n}`,
+      name: `ep ${t.id}`,
       templateId: t.id,
       workersMin: 0,
       workersMax: 3,

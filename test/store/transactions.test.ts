@@ -5,38 +5,12 @@ import { dialectFor } from '../../src/store/dialect.ts';
 import { GroupCommit } from '../../src/store/group-commit.ts';
 import { Store, type TemplateRecord } from '../../src/store/store.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
+import { at, templateRecord } from '../support/records.ts';
 
 // Transactions asked for at once (on SQLite, committed as one group): each lands or fails on its own, and
 // nothing is seen or acknowledged before its commit.
 
-const at = '2026-01-02T03:04:05.678Z';
-let n = 0;
-const record = (overrides: Partial<TemplateRecord> = {}): TemplateRecord => ({
-  id: `txn${String(++n).padStart(13, '0')}`,
-  name: `txn ${n}`,
-  imageName: 'ubuntu:22.04',
-  category: 'CPU',
-  containerDiskInGb: 10,
-  volumeInGb: 0,
-  volumeMountPath: '/workspace',
-  containerRegistryAuthId: '',
-  dockerEntrypoint: [],
-  dockerStartCmd: [],
-  env: {},
-  ports: [],
-  readme: '',
-  isPublic: false,
-  isPlatform: false,
-  isServerless: false,
-  earned: 0,
-  runtimeInMin: 0,
-  revision: 1,
-  createdAt: at,
-  updatedAt: at,
-  ownerId: 'acc_t',
-  endpointId: null,
-  ...overrides,
-});
+const record = (overrides: Partial<TemplateRecord> = {}) => templateRecord({ ownerId: 'acc_t', ...overrides });
 
 forEachDialect('concurrent transactions', (dialect) => {
   let db: Database;

@@ -377,6 +377,26 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await shot('13-rolled-back');
   });
 
+  test('a long history pages: the older revisions load below the first hundred', async () => {
+    const long = await api(keys.alice, 'POST', '/v1/templates', { name: 'long history', imageName: 'acme/long:1' });
+    for (let i = 1; i <= 104; i++) await api(keys.alice, 'PATCH', `/v1/templates/${long.id}`, { readme: `change ${i}` });
+    await page.goto(`${server.url}/#/t/${long.id}/history`);
+    await heading('History of long history').waitFor();
+    assert.equal(await page.locator('.revisions > li').count(), 100);
+    await page.getByRole('button', { name: 'Older revisions' }).click();
+    await page
+      .locator('.revisions > li h2')
+      .filter({ hasText: /^Revision 1$/ })
+      .waitFor();
+    assert.equal(await page.locator('.revisions > li').count(), 105);
+    assert.equal(await page.getByRole('button', { name: 'Older revisions' }).count(), 0, 'no page after the last');
+    const removed = await fetch(`${server.url}/v1/templates/${long.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${keys.alice}` },
+    });
+    assert.equal(removed.status, 204);
+  });
+
   test('an endpoint shows its releases with their status', async () => {
     // The orchestrator (a platform key) reports the newest release rolling; the one before it was superseded.
     const [newest] = (await api(keys.alice, 'GET', `/v1/endpoints/${ids.endpoint}/releases`)) as unknown as { id: string }[];

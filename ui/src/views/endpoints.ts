@@ -2,7 +2,7 @@ import { api, type Page } from '../api.ts';
 import { h, show, when } from '../dom.ts';
 import type { Endpoint, Release } from '../model.ts';
 import { href } from '../router.ts';
-import { problemBox } from './common.ts';
+import { morePager, problemBox } from './common.ts';
 import { diffTable } from './history.ts';
 import type { View } from './view.ts';
 
@@ -30,30 +30,7 @@ export const endpointsView: View = async ({ container, alive }) => {
       ),
     );
   addRows(page.items);
-  const more = h('div', { class: 'pager' });
-  const drawMore = (next: string | undefined) =>
-    show(
-      more,
-      next
-        ? h(
-            'button',
-            {
-              type: 'button',
-              onclick: async () => {
-                try {
-                  const p = await api.endpointsAt(next);
-                  addRows(p.items);
-                  drawMore(p.next);
-                } catch (error) {
-                  show(more, problemBox(error));
-                }
-              },
-            },
-            'More endpoints',
-          )
-        : null,
-    );
-  drawMore(page.next);
+  const more = morePager(page.next, api.endpointsAt, addRows, 'More endpoints');
   show(
     container,
     h('h1', {}, 'Endpoints'),
@@ -122,30 +99,7 @@ export const endpointView =
     }
     if (!alive()) return;
     const list = h('ol', { class: 'releases', reversed: true }, releases.items.map(release));
-    const more = h('div', { class: 'pager' });
-    const drawMore = (next: string | undefined) =>
-      show(
-        more,
-        next
-          ? h(
-              'button',
-              {
-                type: 'button',
-                onclick: async () => {
-                  try {
-                    const p = await api.releasesAt(next);
-                    list.append(...p.items.map(release));
-                    drawMore(p.next);
-                  } catch (error) {
-                    show(more, problemBox(error));
-                  }
-                },
-              },
-              'Older releases',
-            )
-          : null,
-      );
-    drawMore(releases.next);
+    const more = morePager(releases.next, api.releasesAt, (items) => list.append(...items.map(release)), 'Older releases');
     show(
       container,
       h('p', { class: 'crumbs' }, h('a', { href: href('/endpoints') }, '← Endpoints')),

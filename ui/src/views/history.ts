@@ -1,8 +1,8 @@
-import { api, type Versioned } from '../api.ts';
+import { api, type Page, type Versioned } from '../api.ts';
 import { h, show, when } from '../dom.ts';
 import { type FieldChange, type Revision, showValue, type Template } from '../model.ts';
 import { href } from '../router.ts';
-import { problemBox } from './common.ts';
+import { morePager, problemBox } from './common.ts';
 import type { View } from './view.ts';
 
 export function diffTable(diff: FieldChange[], caption: string): HTMLElement {
@@ -36,13 +36,10 @@ export const historyView =
   (id: string): View =>
   async ({ container, alive, announce }) => {
     let template: Versioned<Template>;
-    let revisions: Revision[];
-    let next: string | undefined;
+    let revisions: Page<Revision>;
     try {
       template = await api.template(id);
-      const page = await api.revisions(id);
-      revisions = page.items;
-      next = page.next;
+      revisions = await api.revisions(id);
     } catch (error) {
       if (alive()) show(container, h('h1', {}, 'History'), problemBox(error));
       return;
@@ -89,33 +86,8 @@ export const historyView =
         r.diff.length ? diffTable(r.diff, `Changes in revision ${r.revision}`) : h('p', {}, r.revision === 1 ? 'Created.' : 'No change.'),
       );
     };
-    const more = h('div', { class: 'pager' });
-    const drawMore = () => {
-      show(
-        more,
-        next
-          ? h(
-              'button',
-              {
-                type: 'button',
-                onclick: async () => {
-                  try {
-                    const page = await api.revisionsAt(next as string);
-                    next = page.next;
-                    list.append(...page.items.map(item));
-                    drawMore();
-                  } catch (error) {
-                    show(failure, problemBox(error));
-                  }
-                },
-              },
-              'Older revisions',
-            )
-          : null,
-      );
-    };
-    list.append(...revisions.map(item));
-    drawMore();
+    list.append(...revisions.items.map(item));
+    const more = morePager(revisions.next, api.revisionsAt, (items) => list.append(...items.map(item)), 'Older revisions');
     show(
       container,
       h('p', { class: 'crumbs' }, h('a', { href: href(`/t/${encodeURIComponent(t.id)}`) }, `← ${t.name}`)),
