@@ -4,7 +4,6 @@ import { Kysely, sql } from 'kysely';
 import { templateJson } from '../../src/domain/template.ts';
 import { visibilityFor } from '../../src/domain/visibility.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
-import type { TemplateRecord } from '../../src/store/store.ts';
 import { AlreadyBound, NameTaken, Store } from '../../src/store/store.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { at, templateRecord } from '../support/records.ts';
