@@ -192,6 +192,9 @@ export class Store {
       compiledQueries.set(key, compiled);
     }
     this.dialect.prepare?.(compiled.sql);
+    // Outside a transaction, SQLite answers a read at once (see `SqlDialect.readNow`).
+    const rows = this.joined ? undefined : this.dialect.readNow?.(compiled.sql, parameters);
+    if (rows) return rows as R[];
     const result = await this.db.executeQuery<R>({ ...compiled, parameters } as CompiledQuery<R>);
     return result.rows;
   }
