@@ -432,22 +432,7 @@ export class Store {
    * make the database sort every visible template to find the first hundred.
    */
   async listTemplates(query: TemplateQuery): Promise<Page<string>> {
-    const take = query.limit + 1;
-    const branches = visibleScopes(query.visibility).map((scope) => {
-      let select = this.db
-        .selectFrom('templates')
-        .select(['seq', 'id', 'body'])
-        .where((eb) => eb.and(scope(eb)));
-      if (query.category !== undefined) select = select.where('category', '=', query.category);
-      if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
-      if (query.search) select = select.where(sql<SqlBool>`search like ${`%${escapeLike(query.search)}%`} escape '\\'`);
-      if (query.before !== undefined) select = select.where('seq', '<', query.before);
-      return select.orderBy('seq', 'desc').limit(take);
-    });
-    const [first, ...rest] = branches.map((branch, i) => this.db.selectFrom(branch.as(`scope${i}`)).selectAll());
-    if (!first) return { items: [] };
-    const merged = rest.reduce((all, branch) => all.unionAll(branch), first);
-    const rows = await this.db.selectFrom(merged.as('visible')).selectAll().orderBy('seq', 'desc').limit(take).execute();
+    const rows = await this.listQuery(query).execute();
     const shown = page(
       rows,
       query.limit,
@@ -456,6 +441,31 @@ export class Store {
     );
     const items = await Promise.all(shown.items.map((row) => row.body ?? this.bodyOf(row.id)));
     return { ...shown, items: items.filter((json) => json !== undefined) };
+  }
+
+  /** The SQL a list page runs (tests read its plan). */
+  listTemplatesSql(query: TemplateQuery): CompiledQuery {
+    return this.listQuery(query).compile();
+  }
+
+  /** One page and one row more: each visibility scope read down its own index in `seq` order, and the pages merged. */
+  private listQuery(query: TemplateQuery) {
+    const take = query.limit + 1;
+    const branches = visibleScopes(query.visibility).map((scope) => {
+      let select = this.db
+        .selectFrom('templates')
+        .select(['seq', 'id', 'body'])
+        .where((eb) => eb.and(scope.where(eb)));
+      if (query.category !== undefined) select = select.where('category', '=', query.category);
+      if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
+      if (query.search) select = select.where(sql<SqlBool>`search like ${`%${escapeLike(query.search)}%`} escape '\\'`);
+      if (query.before !== undefined) select = select.where('seq', '<', query.before);
+      return select.orderBy(scope.index, 'desc').orderBy('seq', 'desc').limit(take);
+    });
+    // The caller's own scope is always there.
+    const [first, ...rest] = branches.map((branch, i) => this.db.selectFrom(branch.as(`scope${i}`)).selectAll());
+    const merged = rest.reduce((all, branch) => all.unionAll(branch), first as NonNullable<typeof first>);
+    return this.db.selectFrom(merged.as('visible')).selectAll().orderBy('seq', 'desc').limit(take);
   }
 
   // --- endpoints
@@ -791,12 +801,31 @@ export class Store {
 
 type Condition = (eb: ExpressionBuilder<Database, 'templates'>) => Expression<SqlBool>[];
 
-/** The visibility rule of domain/visibility.ts `isVisible`, as SQL: disjoint scopes, each a list of conditions. */
-function visibleScopes(v: Visibility): Condition[] {
+/** Rows of one visibility scope, and the leading column of the index (that column, then `seq`) they are read down. */
+interface Scope {
+  where: Condition;
+  index: 'owner_id' | 'is_platform' | 'is_public';
+}
+
+/**
+ * The visibility rule of domain/visibility.ts `isVisible`, as SQL: disjoint scopes, each read down its own index.
+ * Each index's leading column is bounded by a range (`>= x and <= x`), not `= x`, and is ordered on: with an
+ * equality, PostgreSQL drops the column from the order and may walk the whole table backwards by `seq` instead,
+ * filtering. It does when an account holds a few percent of all templates, but none of the newest: a page then
+ * read 100,000 rows to find none (measured at 100,000 templates: 22 ms a page instead of 0.2 ms).
+ */
+function visibleScopes(v: Visibility): Scope[] {
   const unbound: Condition = (eb) => (v.bound ? [] : [eb('endpoint_id', 'is', null)]);
-  const scopes: Condition[] = [(eb) => [eb('owner_id', '=', v.ownerId), ...unbound(eb)]];
-  if (v.platform) scopes.push((eb) => [eb('is_platform', '=', 1), eb('owner_id', '<>', v.ownerId), ...unbound(eb)]);
-  if (v.public) scopes.push((eb) => [eb('is_public', '=', 1), eb('is_platform', '=', 0), eb('owner_id', '<>', v.ownerId), ...unbound(eb)]);
+  const scopes: Scope[] = [
+    { index: 'owner_id', where: (eb) => [eb('owner_id', '>=', v.ownerId), eb('owner_id', '<=', v.ownerId), ...unbound(eb)] },
+  ];
+  if (v.platform)
+    scopes.push({ index: 'is_platform', where: (eb) => [eb('is_platform', '>=', 1), eb('owner_id', '<>', v.ownerId), ...unbound(eb)] });
+  if (v.public)
+    scopes.push({
+      index: 'is_public',
+      where: (eb) => [eb('is_public', '>=', 1), eb('is_platform', '=', 0), eb('owner_id', '<>', v.ownerId), ...unbound(eb)],
+    });
   return scopes;
 }
 
