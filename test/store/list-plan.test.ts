@@ -30,7 +30,8 @@ forEachDialect('the plan of a list page', (dialect) => {
     await seedTemplates(db.url, 'acc_a_others', 0, 500);
     await seedTemplates(db.url, 'acc_z_big', 500, 500 + OLD);
     await seedTemplates(db.url, 'acc_a_others', 500 + OLD, TOTAL);
-    await sqlOn(db.url, 'analyze templates');
+    // As a running service finds them: PostgreSQL's autovacuum keeps statistics; SQLite has none (Podplate runs no ANALYZE).
+    if (dialect === 'postgres') await sqlOn(db.url, 'analyze templates');
   });
   after(async () => {
     await store.close();
@@ -47,13 +48,16 @@ forEachDialect('the plan of a list page', (dialect) => {
         const examined = rowsExamined((row as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan);
         assert.ok(examined < 1_000, `examined ${examined} rows for a page of 100 out of ${TOTAL}`);
       } else {
+        // Each scope (own, official, community, in that order) is one search down its index, with no sort of its own.
         const plan = (await sqlOn(db.url, `explain query plan ${q.sql}`, q.parameters)).map((r) => (r as { detail: string }).detail);
-        for (const index of ['templates_owner_seq', 'templates_platform_seq', 'templates_public_seq'])
-          assert.ok(
-            plan.some((step) => step.startsWith(`SEARCH templates USING INDEX ${index} `)),
-            `${index} in ${plan.join('; ')}`,
+        ['templates_owner_seq', 'templates_platform_seq', 'templates_public_seq'].forEach((index, i) => {
+          const steps = plan.slice(plan.indexOf(`CO-ROUTINE scope${i}`) + 1, plan.indexOf(`SCAN scope${i}`));
+          assert.deepEqual(
+            steps.map((step) => step.replace(/ \(.*\)$/, '')),
+            [`SEARCH templates USING INDEX ${index}`],
+            plan.join('; '),
           );
-        assert.ok(!plan.some((step) => /^SCAN templates\b/.test(step)), plan.join('; '));
+        });
       }
     }
   });
