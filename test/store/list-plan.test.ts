@@ -10,7 +10,7 @@ import { at } from '../support/records.ts';
 
 // A list page reads each visibility scope down its own index, whatever the data's shape. The shape that once
 // fooled PostgreSQL: an account holding a few percent of all templates, none of them among the newest. The plan
-// then walked the whole table backwards by `seq`, filtering on the owner, to find no row of its.
+// then walked the table backwards by `seq`, filtering on the owner, through every newer template to reach its own.
 
 const OLD = 1_400;
 const TOTAL = 20_000;
