@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { podplate, type ServerProcess, startServer } from '../support/process.ts';
 import { ensureUiBuilt } from './built.ts';
@@ -72,6 +73,24 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   /** The screen's own heading (a readme may have headings of its own, after it). */
   const heading = (text: string | RegExp) => page.locator('main h1').first().filter({ hasText: text });
+  /**
+   * The names the template list shows, once they are `expected` (or after 10 s, whatever they are then). A list is
+   * re-rendered after its URL changes (on hashchange, then its fetch), so the list seen right after the URL may be the
+   * one before, or none while the next loads.
+   */
+  const listed = async (expected: string[], { sorted = false, message = '' } = {}) => {
+    const read = async () => {
+      const names = await page.locator('.templates .name').allTextContents();
+      return sorted ? names.sort() : names;
+    };
+    const deadline = Date.now() + 10_000;
+    let names = await read();
+    while (!isDeepStrictEqual(names, expected) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      names = await read();
+    }
+    assert.deepEqual(names, expected, message);
+  };
 
   before(async () => {
     ensureUiBuilt();
@@ -178,8 +197,7 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await field.fill(keys.alice);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await heading('Templates').waitFor();
-    const names = await page.locator('.templates .name').allTextContents();
-    assert.deepEqual(names.sort(), ['hostile readme', 'llama worker', 'pytorch notebook']);
+    await listed(['hostile readme', 'llama worker', 'pytorch notebook'], { sorted: true });
     assert.equal(await page.getByRole('tab', { name: 'Mine' }).getAttribute('aria-selected'), 'true');
     // The key is kept in this tab's sessionStorage, and nowhere else.
     assert.equal(await page.evaluate(() => sessionStorage.getItem('podplate.apiKey')), keys.alice);
@@ -189,22 +207,18 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
   });
 
   test('filter by category, by Pod/Serverless and by search; tabs by keyboard; paging through Public; Official', async () => {
-    const names = () => page.locator('.templates .name').allTextContents();
     await page.getByLabel('Category').selectOption('AMD');
     await page.waitForURL(/category=AMD/);
-    await page.locator('.templates').waitFor();
-    assert.deepEqual(await names(), ['llama worker']);
+    await listed(['llama worker']);
     await page.getByLabel('Category').selectOption('');
     await page.waitForURL((url) => !url.hash.includes('category='));
     await page.getByLabel('Type').selectOption('pod');
     await page.waitForURL(/kind=pod/);
-    await page.locator('.templates').waitFor();
-    assert.deepEqual((await names()).sort(), ['hostile readme', 'pytorch notebook']);
+    await listed(['hostile readme', 'pytorch notebook'], { sorted: true });
     await page.getByLabel('Search').fill('PYTORCH');
     await page.getByLabel('Search').press('Enter');
     await page.waitForURL(/q=PYTORCH/);
-    await page.locator('.templates').waitFor();
-    assert.deepEqual(await names(), ['pytorch notebook']);
+    await listed(['pytorch notebook']);
     await shot('03-list-filtered');
 
     // Clear the filters, then move through the tabs with the arrow keys.
@@ -216,31 +230,29 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await page.keyboard.press('ArrowRight');
     await page.waitForURL(/tab=public/);
     await page.getByRole('tab', { name: 'Public', selected: true }).waitFor();
-    await page.locator('.templates').waitFor();
     const carols = Array.from({ length: 21 }, (_, i) => `carol public ${String(21 - i).padStart(2, '0')}`);
-    assert.deepEqual(await names(), carols.slice(0, 20), 'a page of 20, newest first');
+    await listed(carols.slice(0, 20), { message: 'a page of 20, newest first' });
     await shot('04-list-public');
     await page.getByRole('button', { name: 'Next page' }).click();
     await page.waitForURL(/cursor=/);
     await page.getByRole('button', { name: 'Previous page' }).waitFor();
-    assert.deepEqual(await names(), ['carol public 01', 'stable diffusion'], 'public ones only: not Bob’s private one, not official ones');
+    await listed(['carol public 01', 'stable diffusion'], { message: 'public ones only: not Bob’s private one, not official ones' });
     // Somebody else's template can be read, not edited.
     await page.getByRole('link', { name: /stable diffusion/ }).click();
     await heading('stable diffusion').waitFor();
     await page.locator('.readme p').filter({ hasText: 'Bob says hi.' }).waitFor();
     assert.equal(await page.getByRole('link', { name: 'Edit' }).count(), 0);
     await page.goBack();
-    await page.locator('.templates').waitFor();
+    await listed(['carol public 01', 'stable diffusion']);
     assert.equal(await page.getByRole('button', { name: 'Next page' }).count(), 0);
     await page.getByRole('button', { name: 'Previous page' }).click();
     await page.waitForURL((url) => !url.hash.includes('cursor='));
     await page.getByRole('button', { name: 'Next page' }).waitFor();
-    assert.deepEqual(await names(), carols.slice(0, 20));
+    await listed(carols.slice(0, 20));
     await page.getByRole('tab', { name: 'Public' }).focus();
     await page.keyboard.press('ArrowRight');
     await page.waitForURL(/tab=official/);
-    await page.locator('.templates').waitFor();
-    assert.deepEqual(await names(), ['Official PyTorch']);
+    await listed(['Official PyTorch']);
     await shot('05-list-official');
   });
 
@@ -443,9 +455,7 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Delete' }).click();
     await heading('Templates').waitFor();
-    await page.locator('.templates').waitFor();
-    const names = await page.locator('.templates .name').allTextContents();
-    assert.deepEqual(names.sort(), ['hostile readme', 'llama worker', 'pytorch notebook']);
+    await listed(['hostile readme', 'llama worker', 'pytorch notebook'], { sorted: true });
     assert.match((await page.locator('#status').textContent()) ?? '', /Deleted comfy ui/);
   });
 
