@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildApp } from '../src/app.ts';
+import { Registry } from '../src/registry/registry.ts';
 import { sqliteDialect } from '../src/store/dialect.ts';
 import { Store } from '../src/store/store.ts';
 
@@ -13,8 +14,8 @@ export const TYPES_PATH = root('src/client/schema.d.ts');
 export async function openApiDocument(): Promise<Record<string, unknown>> {
   const store = Store.open(sqliteDialect(':memory:'));
   const app = await buildApp({
-    store,
-    config: { KEY_CACHE_TTL_MS: 0, REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0 },
+    registry: new Registry(store, { keyCacheTtlMs: 0 }),
+    config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0 },
   });
   try {
     await app.ready();

@@ -3,10 +3,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.ts';
 import { Endpoint, EndpointCreate } from './domain/endpoint.ts';
-import { Release, ReleaseProgress, UsageReport } from './domain/release.ts';
 import { FieldChangeSchema, Revision, RollbackInput } from './domain/revision.ts';
 import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
-import { KeyRing } from './http/auth.ts';
+import { UsageReport } from './domain/usage.ts';
+import { authenticate } from './http/auth.ts';
 import { registerJsonParser } from './http/json.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { Problem, problem, registerProblemHandlers, sendProblem } from './http/problem.ts';
@@ -16,17 +16,19 @@ import { healthRoutes } from './http/routes/health.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { registerUi } from './http/ui.ts';
 import { validatorCompiler } from './http/validation.ts';
-import type { Store } from './store/store.ts';
+import type { Registry } from './registry/registry.ts';
+import { Release, ReleaseProgress } from './releases/release.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    store: Store;
+    registry: Registry;
   }
 }
 
 export interface AppOptions {
-  store: Store;
-  config: Pick<Config, 'KEY_CACHE_TTL_MS' | 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'>;
+  /** The application the routes serve; HTTP reaches the data through it alone. */
+  registry: Registry;
+  config: Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'>;
   logger?: FastifyServerOptions['logger'];
   /** Where the built web UI is (ui/dist by default); without one, / explains how to build it. */
   uiDir?: string;
@@ -49,7 +51,7 @@ const SHARED_SCHEMAS = [
 ];
 
 /** The HTTP application: what the server listens with, and what tests and benchmarks inject into. */
-export async function buildApp({ store, config, logger = false, uiDir }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ registry, config, logger = false, uiDir }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     bodyLimit: BODY_LIMIT,
@@ -85,14 +87,14 @@ export async function buildApp({ store, config, logger = false, uiDir }: AppOpti
   registerJsonParser(app);
   app.setValidatorCompiler(validatorCompiler(SHARED_SCHEMAS));
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  app.decorate('store', store);
+  app.decorate('registry', registry);
   app.decorateRequest('caller', undefined as never);
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     done(null, payload);
   });
 
-  registerProblemHandlers(app, store.dialect);
+  registerProblemHandlers(app);
   // While shutting down, requests that arrive on open connections are turned away (503) so a load
   // balancer retries them elsewhere; the ones already in flight finish.
   let closing = false;
@@ -108,10 +110,9 @@ export async function buildApp({ store, config, logger = false, uiDir }: AppOpti
   await app.register(healthRoutes);
   registerUi(app, uiDir);
 
-  const keys = new KeyRing(store, config.KEY_CACHE_TTL_MS);
   await app.register(
     async (api) => {
-      api.addHook('onRequest', (request) => keys.authenticate(request));
+      api.addHook('onRequest', authenticate(registry));
       if (config.RATE_LIMIT_PER_MINUTE > 0) api.addHook('onRequest', new RateLimiter(config.RATE_LIMIT_PER_MINUTE).check);
       await api.register(templateRoutes);
       await api.register(endpointRoutes);

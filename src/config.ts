@@ -21,6 +21,12 @@ export const ConfigSchema = Type.Object({
   DB_POOL_SIZE: integer(10, 1, 1000, 'PostgreSQL: most connections one process holds.'),
   DB_STATEMENT_TIMEOUT_MS: integer(5000, 100, 600_000, 'PostgreSQL: a statement running longer is cancelled.'),
   DB_CONNECT_TIMEOUT_MS: integer(5000, 100, 600_000, 'PostgreSQL: waiting longer for a connection answers 503.'),
+  DB_TRANSACTION_TIMEOUT_MS: integer(
+    5000,
+    100,
+    600_000,
+    'A transaction holding the database longer than this is rolled back and its request answered 503.',
+  ),
   KEY_CACHE_TTL_MS: integer(2000, 0, 5000, 'How long a key lookup is cached: the longest a revoked key may still work.'),
   REQUEST_TIMEOUT_MS: integer(30_000, 1000, 600_000, 'A request must arrive whole within this time.'),
   HEADERS_TIMEOUT_MS: integer(10_000, 100, 600_000, "A request's headers must arrive within this time."),

@@ -1,7 +1,7 @@
 import { buildApp } from './app.ts';
 import { type Config, readConfig } from './config.ts';
-import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency.ts';
-import { bootstrapKey } from './registry/keys.ts';
+import { isKind } from './domain/errors.ts';
+import { Registry } from './registry/registry.ts';
 import { Deliverer } from './releases/deliverer.ts';
 import { dialectFor } from './store/dialect.ts';
 import { Store } from './store/store.ts';
@@ -12,24 +12,30 @@ async function migrateWhenReachable(store: Store): Promise<void> {
     try {
       return await store.migrate();
     } catch (error) {
-      if (!store.dialect.isUnavailable(error)) throw error;
-      process.stderr.write(`podplate: the database is not reachable (${(error as Error).message}); retrying in ${delay} ms\n`);
+      if (!isKind(error, 'unavailable')) throw error;
+      const cause = (error.cause as Error | undefined)?.message ?? error.message;
+      process.stderr.write(`podplate: the database is not reachable (${cause}); retrying in ${delay} ms\n`);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
 }
 
+/** The store `config` names: its database, pool and time limits. */
+export function openStore(config: Config, poolSize = config.DB_POOL_SIZE): Store {
+  const dialect = dialectFor(config.DATABASE_URL, {
+    poolSize,
+    statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    connectionTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+  });
+  return Store.open(dialect, { transactionTimeoutMs: config.DB_TRANSACTION_TIMEOUT_MS });
+}
+
 /** The process: config, logger, database, listen, and a graceful shutdown on SIGTERM/SIGINT. */
 export async function serve(config: Config = readConfig()): Promise<void> {
-  const store = Store.open(
-    dialectFor(config.DATABASE_URL, {
-      poolSize: config.DB_POOL_SIZE,
-      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-      connectionTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
-    }),
-  );
+  const store = openStore(config);
   await migrateWhenReachable(store);
-  const first = await bootstrapKey(store);
+  const registry = new Registry(store, { keyCacheTtlMs: config.KEY_CACHE_TTL_MS });
+  const first = await registry.keys.bootstrap();
   if (first) {
     // The one time a key is shown by the server: on first start, so that somebody can sign in at all.
     process.stderr.write(
@@ -37,7 +43,7 @@ export async function serve(config: Config = readConfig()): Promise<void> {
     );
   }
 
-  const app = await buildApp({ store, config, logger: { level: config.LOG_LEVEL } });
+  const app = await buildApp({ registry, config, logger: { level: config.LOG_LEVEL } });
   const deliverer = config.RELEASE_WEBHOOK_URL
     ? new Deliverer(
         store,
@@ -54,12 +60,7 @@ export async function serve(config: Config = readConfig()): Promise<void> {
     : undefined;
   if (!deliverer) app.log.warn('RELEASE_WEBHOOK_URL is not set: rolling releases are recorded, and wait in the outbox');
   // Stored responses to Idempotency-Keys are kept 24 hours, then forgotten.
-  const housekeeping = setInterval(
-    () => {
-      store.forgetResponsesBefore(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString()).catch(() => {});
-    },
-    60 * 60 * 1000,
-  ).unref();
+  const housekeeping = setInterval(() => registry.forgetExpiredResponses().catch(() => {}), 60 * 60 * 1000).unref();
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -1,28 +1,22 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, readConfig } from '../config.ts';
-import type { Role } from '../domain/visibility.ts';
-import { now } from '../registry/ids.ts';
-import { createApiKey, KeyError } from '../registry/keys.ts';
-import { serve } from '../server.ts';
-import { dialectFor } from '../store/dialect.ts';
-import { Store } from '../store/store.ts';
+import type { Role } from '../domain/account.ts';
+import { DomainError } from '../domain/errors.ts';
+import { Registry } from '../registry/registry.ts';
+import { openStore, serve } from '../server.ts';
 import { UsageError } from './args.ts';
 
-// The admin commands: they use the database directly. main.ts loads this module only for them, so the client
-// commands start without the server's dependencies.
+// The admin commands: they reach the database through the registry, as the server does. main.ts loads this module
+// only for them, so the client commands start without the server's dependencies.
 
-async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
+class AdminError extends Error {}
+
+async function withRegistry<T>(work: (registry: Registry) => Promise<T>): Promise<T> {
   const config = readConfig();
-  const store = Store.open(
-    dialectFor(config.DATABASE_URL, {
-      poolSize: 2,
-      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-      connectionTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
-    }),
-  );
+  const store = openStore(config, 2);
   try {
     await store.migrate();
-    return await work(store);
+    return await work(new Registry(store, { keyCacheTtlMs: 0 }));
   } finally {
     await store.close();
   }
@@ -34,14 +28,14 @@ async function keys(args: string[]): Promise<void> {
     const { values } = parseArgs({ args: rest, options: { user: { type: 'string' }, role: { type: 'string', default: 'user' } } });
     if (!values.user) throw new UsageError('keys create needs --user <name>');
     if (values.role !== 'user' && values.role !== 'platform') throw new UsageError('--role is "user" or "platform"');
-    const key = await withStore((store) => createApiKey(store, values.user as string, values.role as Role));
+    const key = await withRegistry((registry) => registry.keys.create(values.user as string, values.role as Role));
     process.stderr.write(`Created key ${key.id} for ${key.account} (${key.role}). It is shown once:\n`);
     process.stdout.write(`${key.secret}\n`);
     return;
   }
   if (action === 'list') {
     parseArgs({ args: rest, options: {} });
-    const rows = await withStore((store) => store.listApiKeys());
+    const rows = await withRegistry((registry) => registry.keys.list());
     const table = [
       ['ID', 'ACCOUNT', 'ROLE', 'PREFIX', 'CREATED', 'REVOKED'],
       ...rows.map((k) => [k.id, k.account, k.role, `${k.prefix}…`, k.createdAt, k.revokedAt ?? '-']),
@@ -60,8 +54,8 @@ async function keys(args: string[]): Promise<void> {
     const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true });
     if (positionals.length !== 1) throw new UsageError('keys revoke needs exactly one key id');
     const id = positionals[0] as string;
-    const revoked = await withStore((store) => store.revokeApiKey(id, now()));
-    if (!revoked) throw new KeyError(`no active key ${id}`);
+    const revoked = await withRegistry((registry) => registry.keys.revoke(id));
+    if (!revoked) throw new AdminError(`no active key ${id}`);
     process.stderr.write(`Revoked key ${id}.\n`);
     return;
   }
@@ -73,12 +67,12 @@ export async function admin(command: 'serve' | 'migrate' | 'keys', args: string[
   try {
     if (command === 'serve') await serve();
     else if (command === 'migrate') {
-      await withStore(async () => undefined);
+      await withRegistry(async () => undefined);
       process.stderr.write('The database schema is up to date.\n');
     } else await keys(args);
     return 0;
   } catch (error) {
-    if (error instanceof KeyError || error instanceof ConfigError) {
+    if (error instanceof AdminError || error instanceof ConfigError || error instanceof DomainError) {
       process.stderr.write(`podplate: ${error.message}\n`);
       return 1;
     }

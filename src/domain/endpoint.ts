@@ -1,5 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { conflict } from './errors.ts';
 import { nameSchema } from './name.ts';
+import type { FieldChange } from './revision.ts';
+import type { Caller } from './visibility.ts';
 
 // A Serverless endpoint, only as far as binding a template and rolling releases need it.
 
@@ -43,3 +46,54 @@ export const Endpoint = Type.Object(
   { $id: 'Endpoint', title: 'Endpoint', additionalProperties: false },
 );
 export type Endpoint = Static<typeof Endpoint>;
+
+/** An endpoint as stored. Its `version` moves on with each rolling release. */
+export interface EndpointRecord {
+  id: string;
+  ownerId: string;
+  name: string;
+  templateId: string;
+  workersMin: number;
+  workersMax: number;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Who may act on an endpoint: its owner, and the platform (the orchestrator acts on every endpoint). */
+export const mayActOn = (caller: Pick<Caller, 'accountId' | 'role'>, endpoint: EndpointRecord, asPlatform = false): boolean =>
+  endpoint.ownerId === caller.accountId || (asPlatform && caller.role === 'platform');
+
+// The releases of an endpoint belong to it: a release is how a change of the bound template reaches its workers.
+
+export const RELEASE_STATUSES = ['pending', 'rolling', 'completed', 'failed', 'superseded'] as const;
+export type ReleaseStatus = (typeof RELEASE_STATUSES)[number];
+
+export interface ReleaseRecord {
+  id: string;
+  endpointId: string;
+  version: number;
+  templateId: string;
+  templateRevision: number;
+  diff: FieldChange[];
+  status: ReleaseStatus;
+  workersUpdated: number;
+  workersTotal: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** How far the webhook announcing a release has got. */
+export interface DeliveryState {
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: string;
+  deliveredAt: string | null;
+}
+
+export const endpointNameTaken = () =>
+  conflict('You already have an endpoint with this name.', [
+    { path: '/name', message: 'is already the name of another of your endpoints' },
+  ]);
+export const templateAlreadyBound = () =>
+  conflict('The template is already bound to an endpoint.', [{ path: '/templateId', message: 'is already bound to an endpoint' }]);

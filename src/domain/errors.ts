@@ -34,3 +34,8 @@ export const invalid = (detail: string, errors: FieldError[]) => new DomainError
 export const notFound = (what: string) => new DomainError('not-found', `No ${what} with that id is visible to this key.`);
 export const forbidden = (detail: string) => new DomainError('forbidden', detail);
 export const conflict = (detail: string, errors: FieldError[] = []) => new DomainError('conflict', detail, errors);
+export const unavailable = (detail: string) => new DomainError('unavailable', detail);
+
+/** Is `error` a domain error of this kind? */
+export const isKind = (error: unknown, kind: DomainError['kind']): error is DomainError =>
+  error instanceof DomainError && error.kind === kind;

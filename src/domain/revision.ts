@@ -17,6 +17,16 @@ export function diffContent(before: TemplateContent, after: TemplateContent): Fi
   }));
 }
 
+/** A revision as stored: the template's content at that revision, and what changed from the one before. */
+export interface RevisionRecord {
+  templateId: string;
+  revision: number;
+  snapshot: TemplateContent;
+  diff: FieldChange[];
+  keyId: string;
+  createdAt: string;
+}
+
 /** The content of a template: every field its owner chose. */
 export const contentOf = (t: TemplateContent): TemplateContent =>
   Object.fromEntries(CONTENT_FIELDS.map((field) => [field, t[field]])) as TemplateContent;

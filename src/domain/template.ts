@@ -1,6 +1,8 @@
 import { CloneType, type Static, Type } from '@sinclair/typebox';
+import { conflict } from './errors.ts';
 import { IMAGE_REFERENCE_MAX_LENGTH } from './image-reference.ts';
 import { NO_NUL, nameSchema } from './name.ts';
+import type { VisibleFacts } from './visibility.ts';
 
 // The Template: its fields, their bounds and defaults. These schemas are the one statement of each rule:
 // the request validator, the response serializer, the TypeScript types and the OpenAPI document derive from them.
@@ -180,6 +182,22 @@ export const Template = Type.Object(
   { $id: 'Template', title: 'Template', additionalProperties: false },
 );
 export type Template = Static<typeof Template>;
+
+/** A template as stored: what the API shows, and who owns it and which endpoint runs it. */
+export interface TemplateRecord extends Template {
+  ownerId: string;
+  endpointId: string | null;
+}
+
+export const templateNameTaken = () =>
+  conflict('You already have a template with this name.', [{ path: '/name', message: 'is already the name of another of your templates' }]);
+
+/** A template as a read needs it: the facts that decide who sees it, its revision, and its representation. */
+export interface TemplateView extends VisibleFacts {
+  revision: number;
+  /** The template as the API shows it, as JSON text. */
+  json: string;
+}
 
 const TEMPLATE_FIELDS = Object.keys(Template.properties) as (keyof Template)[];
 

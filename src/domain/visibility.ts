@@ -1,7 +1,7 @@
+import type { Role } from './account.ts';
+
 // Who sees which template (behaviour.md, "Visibility, and the include flags"). One rule, applied to a single
 // template here and translated to SQL by the store for lists.
-
-export type Role = 'user' | 'platform';
 
 export interface Caller {
   accountId: string;

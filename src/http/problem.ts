@@ -1,7 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type FieldError } from '../domain/errors.ts';
-import type { SqlDialect } from '../store/dialect.ts';
 import { fieldErrors } from './validation.ts';
 
 // Every failure leaves as an RFC 9457 problem (application/problem+json), mapped here and nowhere else.
@@ -73,7 +72,7 @@ export function problemResponses(...statuses: number[]) {
 
 const PART: Record<string, Part> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
-function toProblem(error: FastifyError, dialect: SqlDialect): Problem {
+function toProblem(error: FastifyError): Problem {
   if (error instanceof DomainError) {
     return problem(error.kind, error.message, error.errors);
   }
@@ -94,9 +93,6 @@ function toProblem(error: FastifyError, dialect: SqlDialect): Problem {
         { path: '/content-type', message: 'must be application/json', in: 'header' },
       ]);
   }
-  if (dialect.isUnavailable(error)) {
-    return problem('unavailable', 'The database could not serve this request right now; retry shortly.');
-  }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     const kind = (Object.keys(KINDS) as ProblemKind[]).find((k) => KINDS[k].status === status);
@@ -106,12 +102,13 @@ function toProblem(error: FastifyError, dialect: SqlDialect): Problem {
   return problem('internal', 'Something went wrong on our side; it has been logged.');
 }
 
-export function registerProblemHandlers(app: FastifyInstance, dialect: SqlDialect): void {
+export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const body = toProblem(error, dialect);
-    if (body.status === 503)
-      request.log.warn({ err: { type: error.name, code: error.code, message: error.message } }, 'database unavailable');
-    else if (body.status >= 500) request.log.error({ err: error }, 'request failed');
+    const body = toProblem(error);
+    if (body.status === 503) {
+      const cause = (error.cause ?? error) as { name?: string; code?: string; message?: string };
+      request.log.warn({ err: { type: cause.name, code: cause.code, message: cause.message } }, 'database unavailable');
+    } else if (body.status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ problem: body.type, status: body.status }, 'request refused');
     return sendProblem(reply, body);
   });

@@ -1,14 +1,17 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Role } from '../domain/visibility.ts';
-import { RoleMismatch, type Store } from '../store/store.ts';
-import { newId, now } from './ids.ts';
+import { ACCOUNT_NAME, ACCOUNT_NAME_RULE, type ApiKeyInfo, type Principal, type Role } from '../domain/account.ts';
+import { DomainError, invalid } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { now } from '../domain/time.ts';
+import type { Caller } from '../domain/visibility.ts';
+import type { Store } from '../store/store.ts';
 
 export const KEY_PREFIX = 'pp_';
 
 /** The SHA-256 digest of a key, the only form in which a key is stored. */
 export const digestOf = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
-export const sameDigest = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+const sameDigest = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 export interface CreatedKey {
   id: string;
@@ -18,28 +21,67 @@ export interface CreatedKey {
   secret: string;
 }
 
-export class KeyError extends Error {}
+const unauthenticated = (detail: string) => new DomainError('unauthenticated', detail);
+const MAX_CACHED = 10_000;
 
-export async function createApiKey(store: Store, account: string, role: Role): Promise<CreatedKey> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/.test(account)) {
-    throw new KeyError('account names are 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit');
+/**
+ * API keys: made by operators, resolved to a caller on every request. Lookups are cached for `cacheTtlMs`, so a
+ * key revoked elsewhere (another process, the CLI) is refused at the latest `cacheTtlMs` later.
+ */
+export class Keys {
+  private readonly cache = new Map<string, { principal: Principal | undefined; until: number }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly cacheTtlMs: number,
+  ) {}
+
+  /** The caller a key stands for; unauthenticated when the key is unknown or revoked. */
+  async authenticate(secret: string): Promise<Caller> {
+    const digest = digestOf(secret);
+    const principal = await this.lookup(digest);
+    if (!principal || !sameDigest(principal.digest, digest)) throw unauthenticated('The API key is not valid.');
+    if (principal.revokedAt !== null) throw unauthenticated('The API key has been revoked.');
+    return { accountId: principal.accountId, role: principal.role, keyId: principal.keyId };
   }
-  const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
-  const id = newId('key_');
-  try {
-    await store.transaction(async (tx) => {
-      const owner = await tx.ensureAccount({ id: newId('acc_'), name: account, role, createdAt: now() });
-      await tx.insertApiKey({ id, accountId: owner.id, digest: digestOf(secret), prefix: secret.slice(0, 7), createdAt: now() });
+
+  private async lookup(digest: string): Promise<Principal | undefined> {
+    const at = Date.now();
+    const hit = this.cache.get(digest);
+    if (hit && hit.until > at) return hit.principal;
+    const principal = await this.store.accounts.findPrincipal(digest);
+    if (this.cacheTtlMs > 0) {
+      if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.delete(digest);
+      this.cache.set(digest, { principal, until: at + this.cacheTtlMs });
+    }
+    return principal;
+  }
+
+  /** A new key for `account` (created on first use, with `role`); its secret is in the answer and nowhere else. */
+  async create(account: string, role: Role): Promise<CreatedKey> {
+    if (!ACCOUNT_NAME.test(account)) throw invalid(ACCOUNT_NAME_RULE, [{ path: '/account', message: ACCOUNT_NAME_RULE }]);
+    const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
+    const id = newId('key_');
+    await this.store.transaction(async (tx) => {
+      const owner = await tx.accounts.ensure({ id: newId('acc_'), name: account, role, createdAt: now() });
+      await tx.accounts.insertKey({ id, accountId: owner.id, digest: digestOf(secret), prefix: secret.slice(0, 7), createdAt: now() });
     });
-  } catch (error) {
-    if (error instanceof RoleMismatch) throw new KeyError(`${error.message}; a key takes the role of its account`);
-    throw error;
+    return { id, account, role, secret };
   }
-  return { id, account, role, secret };
-}
 
-/** On first start, with no key at all, the platform gets one so that somebody can sign in. */
-export async function bootstrapKey(store: Store): Promise<CreatedKey | undefined> {
-  if ((await store.countApiKeys()) > 0) return undefined;
-  return createApiKey(store, 'platform', 'platform');
+  list(): Promise<ApiKeyInfo[]> {
+    return this.store.accounts.listKeys();
+  }
+
+  /** Revokes an active key; false when there is none with that id. */
+  revoke(id: string): Promise<boolean> {
+    return this.store.accounts.revokeKey(id, now());
+  }
+
+  /** On first start, with no key at all, the platform gets one so that somebody can sign in. */
+  async bootstrap(): Promise<CreatedKey | undefined> {
+    if ((await this.store.accounts.countKeys()) > 0) return undefined;
+    return this.create('platform', 'platform');
+  }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { OutboxEvent, Store } from '../store/store.ts';
+import type { OutboxEvent } from '../domain/outbox.ts';
+import type { Store } from '../store/store.ts';
 import { signature } from './signature.ts';
 
 export interface DelivererOptions {
@@ -67,7 +68,8 @@ export class Deliverer {
     const now = Date.now();
     const leaseMs = this.options.timeoutMs * 2 + 5000;
     const lease = randomUUID();
-    const events = await this.store.claimDue(new Date(now).toISOString(), new Date(now + leaseMs).toISOString(), lease, BATCH);
+    const [from, until] = [new Date(now).toISOString(), new Date(now + leaseMs).toISOString()];
+    const events = await this.store.transaction((tx) => tx.outbox.claimDue(from, until, lease, BATCH));
     await Promise.all(events.map((event) => this.deliver(event, lease)));
     return events.length === BATCH;
   }
@@ -91,7 +93,7 @@ export class Deliverer {
       });
       await response.body?.cancel();
       if (response.ok) {
-        await this.store.markDelivered(event.seq, lease, new Date().toISOString());
+        await this.store.outbox.markDelivered(event.seq, lease, new Date().toISOString());
         this.log.info({ eventId: event.eventId, attempts: event.attempts }, 'webhook delivered');
         return;
       }
@@ -105,7 +107,7 @@ export class Deliverer {
     }
     const next = new Date(Date.now() + backoffMs(event.attempts, this.options.retryBaseMs, this.options.retryMaxMs)).toISOString();
     this.log.warn({ eventId: event.eventId, attempts: event.attempts, error: failure, nextAttemptAt: next }, 'webhook delivery failed');
-    await this.store
+    await this.store.outbox
       .markFailed(event.seq, lease, failure, next)
       .catch((error) => this.log.warn({ err: error }, 'outbox: could not record a failure'));
   }

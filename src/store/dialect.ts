@@ -2,20 +2,20 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type ColumnDefinitionBuilder, type Dialect, PostgresDialect, SqliteDialect } from 'kysely';
+import { type ColumnDefinitionBuilder, type DatabaseConnection, type Dialect, type Driver, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { unavailable } from '../domain/errors.ts';
 
 /** What differs between the databases Podplate runs on. Everything else is written once, in the store. */
 export interface SqlDialect {
   name: 'sqlite' | 'postgres';
+  /** Kysely's dialect; every error meaning "the database can't serve now" leaves it as a domain `unavailable` error. */
   kysely: Dialect;
   timestampType: 'text' | 'timestamptz';
   serialType: 'integer' | 'bigint';
   serialPrimaryKey(column: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
   /** The error is a unique-constraint violation. */
   isUniqueViolation(error: unknown): boolean;
-  /** The error means the database can't be reached right now (worth a 503 and a retry later). */
-  isUnavailable(error: unknown): boolean;
   /** Marks a query text as worth preparing once per connection (PostgreSQL); it must name its columns. */
   prepare?(sql: string): void;
   /**
@@ -38,6 +38,47 @@ export const DEFAULT_POOL: PoolOptions = { poolSize: 10, statementTimeoutMs: 500
 
 const code = (error: unknown): unknown => (error as { code?: unknown } | null)?.code;
 
+const unavailableBecause = (cause: unknown) =>
+  Object.assign(unavailable('The database could not serve this request right now; retry shortly.'), { cause });
+
+/**
+ * Kysely's dialect, with every error that means the database can't be reached or can't serve right now turned
+ * into a domain `unavailable` error (a 503 and a retry later), wherever it arises: a query, a transaction's
+ * begin or commit, or taking a connection from the pool. Every other error passes as it is.
+ */
+function translatingErrors(dialect: Dialect, isUnavailable: (error: unknown) => boolean): Dialect {
+  const translate = (error: unknown) => (isUnavailable(error) ? unavailableBecause(error) : error);
+  const guard = <T>(work: Promise<T>): Promise<T> =>
+    work.catch((error) => {
+      throw translate(error);
+    });
+  const patched = new WeakSet<DatabaseConnection>();
+  const patch = (connection: DatabaseConnection): DatabaseConnection => {
+    if (patched.has(connection)) return connection;
+    const executeQuery = connection.executeQuery.bind(connection);
+    connection.executeQuery = (query) => guard(executeQuery(query));
+    patched.add(connection);
+    return connection;
+  };
+  return {
+    createAdapter: () => dialect.createAdapter(),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+    createDriver: (): Driver => {
+      const driver = dialect.createDriver();
+      return {
+        init: () => guard(driver.init()),
+        acquireConnection: async () => patch(await guard(driver.acquireConnection())),
+        beginTransaction: (c, settings) => guard(driver.beginTransaction(c, settings)),
+        commitTransaction: (c) => guard(driver.commitTransaction(c)),
+        rollbackTransaction: (c) => guard(driver.rollbackTransaction(c)),
+        releaseConnection: (c) => driver.releaseConnection(c),
+        destroy: () => driver.destroy(),
+      };
+    },
+  };
+}
+
 export function sqliteDialect(file: string): SqlDialect {
   if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
   const database = new SQLite(file);
@@ -49,6 +90,7 @@ export function sqliteDialect(file: string): SqlDialect {
   // Kysely prepares every query anew; preparing costs more than running a lookup by key, so statements are kept.
   // Reuse is safe: better-sqlite3 runs a statement to completion before anything else can use it.
   const statements = new Map<string, SQLite.Statement>();
+  const isUnavailable = (e: unknown) => code(e) === 'SQLITE_BUSY' || code(e) === 'SQLITE_CANTOPEN' || code(e) === 'SQLITE_IOERR';
   const cached = {
     prepare(sql: string) {
       let statement = statements.get(sql);
@@ -63,18 +105,21 @@ export function sqliteDialect(file: string): SqlDialect {
   };
   return {
     name: 'sqlite',
-    kysely: new SqliteDialect({ database: cached }),
+    kysely: translatingErrors(new SqliteDialect({ database: cached }), isUnavailable),
     timestampType: 'text',
     serialType: 'integer',
     serialPrimaryKey: (c) => c.primaryKey().autoIncrement(),
     isUniqueViolation: (e) => code(e) === 'SQLITE_CONSTRAINT_UNIQUE' || code(e) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
-    isUnavailable: (e) => code(e) === 'SQLITE_BUSY' || code(e) === 'SQLITE_CANTOPEN' || code(e) === 'SQLITE_IOERR',
     // Inside a transaction (a group commit between its awaits) a read on this connection would see writes not yet
     // committed, so it waits its turn instead. Outside one, a synchronous read can't interleave with anything.
     readNow: (sql, parameters) => {
       if (database.inTransaction) return undefined;
-      const statement = cached.prepare(sql);
-      return statement.reader ? statement.all(parameters) : undefined;
+      try {
+        const statement = cached.prepare(sql);
+        return statement.reader ? statement.all(parameters) : undefined;
+      } catch (error) {
+        throw isUnavailable(error) ? unavailableBecause(error) : error;
+      }
     },
   };
 }
@@ -141,9 +186,11 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
     client.on('error', () => {});
     preparedStatements(client, named);
   });
+  const isUnavailable = (e: unknown) =>
+    UNAVAILABLE_CODES.has(String(code(e))) || (e instanceof Error && UNAVAILABLE_MESSAGES.test(e.message));
   return {
     name: 'postgres',
-    kysely: new PostgresDialect({ pool }),
+    kysely: translatingErrors(new PostgresDialect({ pool }), isUnavailable),
     timestampType: 'timestamptz',
     serialType: 'bigint',
     serialPrimaryKey: (c) => c.primaryKey().generatedAlwaysAsIdentity(),
@@ -154,7 +201,6 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
         named.set(sql, `pp_${createHash('sha1').update(sql).digest('hex')}`);
       }
     },
-    isUnavailable: (e) => UNAVAILABLE_CODES.has(String(code(e))) || (e instanceof Error && UNAVAILABLE_MESSAGES.test(e.message)),
   };
 }
 

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { Scope, within, withTimeLimit } from './scope.ts';
 
 /**
  * Group commit for a database with one writer and a costly commit (SQLite with `synchronous = FULL`: an fsync per
@@ -9,7 +10,9 @@ import { type Kysely, sql } from 'kysely';
  * back to its savepoint and fails alone; the others still commit.
  *
  * The result is the same as running them one by one: they run in order, on one connection, and nothing else uses
- * that connection until the group ends.
+ * that connection until the group ends. Each runs in a scope of its own (scope.ts), and may hold the connection
+ * for at most `limitMs`: past that it fails as unavailable, its savepoint is rolled back and its scope closed, so
+ * one stuck transaction can't hold every writer behind it.
  */
 export class GroupCommit<DB> {
   private queue: Pending<DB>[] = [];
@@ -17,10 +20,13 @@ export class GroupCommit<DB> {
 
   constructor(
     private readonly db: Kysely<DB>,
+    /** The root store whose transactions these are: their scopes name it. */
+    private readonly owner: object,
+    private readonly limitMs: number,
     private readonly maxGroup = 64,
   ) {}
 
-  run<T>(work: (connection: Kysely<DB>) => Promise<T>): Promise<T> {
+  run<T>(work: (connection: Kysely<DB>, scope: Scope) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       // Wait for the rest of this turn's requests to ask too: they then share the commit.
@@ -47,13 +53,17 @@ export class GroupCommit<DB> {
         try {
           for (const pending of group) {
             await sql`savepoint grouped`.execute(connection);
+            const scope = new Scope(this.owner);
             try {
-              outcomes.push({ ok: true, value: await pending.work(connection) });
+              const work = within(scope, () => pending.work(connection, scope));
+              outcomes.push({ ok: true, value: await withTimeLimit(work, this.limitMs, () => scope.close()) });
               await sql`release grouped`.execute(connection);
             } catch (error) {
               outcomes.push({ ok: false, error });
               await sql`rollback to grouped`.execute(connection);
               await sql`release grouped`.execute(connection);
+            } finally {
+              scope.close();
             }
           }
           await sql`commit`.execute(connection);
@@ -76,7 +86,7 @@ export class GroupCommit<DB> {
 }
 
 interface Pending<DB> {
-  work: (connection: Kysely<DB>) => Promise<unknown>;
+  work: (connection: Kysely<DB>, scope: Scope) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }

@@ -131,7 +131,7 @@ export interface UsageReportsTable {
   created_at: string;
 }
 
-export interface Database {
+export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   templates: TemplatesTable;

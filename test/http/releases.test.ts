@@ -133,9 +133,9 @@ forEachDialect('rolling releases', (dialect) => {
 
   test('the outbox holds one event per release, written with it', async () => {
     const { t } = await boundTemplate();
-    const before = await h.store.outboxBacklog();
+    const before = await h.store.outbox.backlog();
     await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { readme: 'event' } });
-    const afterUpdate = await h.store.outboxBacklog();
+    const afterUpdate = await h.store.outbox.backlog();
     assert.equal(afterUpdate.pending, before.pending + 1);
     const metrics = await h.app.inject({ method: 'GET', url: '/metrics' });
     assert.equal(metrics.statusCode, 200);

@@ -4,7 +4,7 @@ import { Kysely, sql } from 'kysely';
 import { templateJson } from '../../src/domain/template.ts';
 import { visibilityFor } from '../../src/domain/visibility.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
-import { AlreadyBound, NameTaken, Store } from '../../src/store/store.ts';
+import { Store } from '../../src/store/store.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { at, templateRecord } from '../support/records.ts';
 
@@ -25,7 +25,7 @@ forEachDialect('store contract', (dialect) => {
       ['acc_b', 'b', 'user'],
       ['acc_p', 'p', 'platform'],
     ] as const) {
-      await store.ensureAccount({ id, name, role, createdAt: at });
+      await store.accounts.ensure({ id, name, role, createdAt: at });
     }
   });
   after(async () => {
@@ -40,7 +40,7 @@ forEachDialect('store contract', (dialect) => {
       const second = Store.open(dialectFor(other.url));
       try {
         await second.migrate();
-        assert.equal(await second.countApiKeys(), 0);
+        assert.equal(await second.accounts.countKeys(), 0);
       } finally {
         await second.close();
         await other.drop();
@@ -54,12 +54,12 @@ forEachDialect('store contract', (dialect) => {
       const raw = new Kysely<Record<string, Record<string, unknown>>>({ dialect: dialect.kysely });
       try {
         const t = record({ name: 'prepared' });
-        await one.insertTemplate(t);
+        await one.templates.insert(t);
         for (let i = 0; i < 3; i++) {
-          assert.equal((await one.findTemplateView(t.id))?.revision, 1);
-          assert.equal((await one.findTemplate(t.id))?.id, t.id);
+          assert.equal((await one.templates.findView(t.id))?.revision, 1);
+          assert.equal((await one.templates.find(t.id))?.id, t.id);
         }
-        await one.listTemplates({ visibility: visibilityFor({ accountId: 'acc_a', role: 'user' }, {}), limit: 5 });
+        await one.templates.list({ visibility: visibilityFor({ accountId: 'acc_a', role: 'user' }, {}), limit: 5 });
         const prepared = (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(raw)).rows;
         assert.equal(prepared.length, 3, JSON.stringify(prepared));
         assert.ok(prepared.some((p) => p.statement.startsWith('insert into "templates"')));
@@ -83,8 +83,8 @@ forEachDialect('store contract', (dialect) => {
       runtimeInMin: 2 ** 40,
       category: 'CPU',
     });
-    await store.insertTemplate(t);
-    const back = await store.findTemplate(t.id);
+    await store.templates.insert(t);
+    const back = await store.templates.find(t.id);
     assert.deepEqual(back, t);
     assert.equal(JSON.stringify(back), JSON.stringify(t), 'key order too');
   });
@@ -92,12 +92,12 @@ forEachDialect('store contract', (dialect) => {
   test('every write keeps the stored representation equal to the template as the API shows it', async () => {
     const t = record({ isPublic: true, readme: 'first', env: { A: '1' } });
     const shown = async () => {
-      const [template, view] = await Promise.all([store.findTemplate(t.id), store.findTemplateView(t.id)]);
+      const [template, view] = await Promise.all([store.templates.find(t.id), store.templates.findView(t.id)]);
       assert.ok(template && view);
       assert.equal(view.json, templateJson(template));
       return { template, view };
     };
-    await store.insertTemplate(t);
+    await store.templates.insert(t);
     assert.deepEqual((await shown()).view, {
       ownerId: 'acc_a',
       isPublic: true,
@@ -106,32 +106,33 @@ forEachDialect('store contract', (dialect) => {
       revision: 1,
       json: templateJson(t),
     });
-    assert.equal(await store.replaceTemplate({ ...t, readme: 'second', ports: ['22/tcp'], revision: 2 }, 1), true);
+    assert.equal(await store.templates.replace({ ...t, readme: 'second', ports: ['22/tcp'], revision: 2 }, 1), true);
     assert.equal(JSON.parse((await shown()).view.json).readme, 'second');
     await store.transaction(async (tx) => {
-      assert.equal(await tx.addUsage({ usageId: `u-${t.id}`, templateId: t.id, runtimeInMin: 7, earned: 1.5, createdAt: at }), true);
+      assert.equal(await tx.usage.insert({ usageId: `u-${t.id}`, templateId: t.id, runtimeInMin: 7, earned: 1.5, createdAt: at }), true);
+      await tx.templates.addUsage(t.id, 7, 1.5);
     });
     const afterUsage = JSON.parse((await shown()).view.json);
     assert.deepEqual([afterUsage.runtimeInMin, afterUsage.earned, afterUsage.revision], [7, 1.5, 2]);
-    const listed = await store.listTemplates({
+    const listed = await store.templates.list({
       visibility: visibilityFor({ accountId: 'acc_a', role: 'user' }, {}),
       limit: 100,
       search: 'name',
     });
     assert.ok(listed.items.includes((await shown()).view.json));
-    assert.equal(await store.findTemplateView('nosuchtemplate00'), undefined);
+    assert.equal(await store.templates.findView('nosuchtemplate00'), undefined);
   });
 
   test('representations missing (cleared, or written around the store) are built on read and by migrate', async () => {
     const t = record({ isPublic: true, name: 'cleared' });
-    await store.insertTemplate(t);
+    await store.templates.insert(t);
     const raw = new Kysely<Record<string, Record<string, unknown>>>({ dialect: dialectFor(db.url).kysely });
     const bodyOf = async () =>
       (await sql<{ body: string | null }>`select body from templates where id = ${t.id}`.execute(raw)).rows[0]?.body;
     try {
       await sql`update templates set body = null where id = ${t.id}`.execute(raw);
-      assert.equal((await store.findTemplateView(t.id))?.json, templateJson(t));
-      const listed = await store.listTemplates({
+      assert.equal((await store.templates.findView(t.id))?.json, templateJson(t));
+      const listed = await store.templates.list({
         visibility: visibilityFor({ accountId: 'acc_a', role: 'user' }, {}),
         limit: 1,
         search: 'cleared',
@@ -147,38 +148,39 @@ forEachDialect('store contract', (dialect) => {
 
   test('names are unique per owner, not across owners', async () => {
     const t = record({ name: 'dup' });
-    await store.insertTemplate(t);
-    await assert.rejects(store.insertTemplate(record({ name: 'dup' })), NameTaken);
-    await store.insertTemplate(record({ name: 'dup', ownerId: 'acc_b' }));
+    await store.templates.insert(t);
+    const taken = { name: 'DomainError', kind: 'conflict', message: 'You already have a template with this name.' };
+    await assert.rejects(store.templates.insert(record({ name: 'dup' })), taken);
+    await store.templates.insert(record({ name: 'dup', ownerId: 'acc_b' }));
     const other = record({ name: 'other' });
-    await store.insertTemplate(other);
-    await assert.rejects(store.replaceTemplate({ ...other, name: 'dup', revision: 2 }, 1), NameTaken);
+    await store.templates.insert(other);
+    await assert.rejects(store.templates.replace({ ...other, name: 'dup', revision: 2 }, 1), taken);
   });
 
   test('replace is conditional on the revision', async () => {
     const t = record();
-    await store.insertTemplate(t);
-    assert.equal(await store.replaceTemplate({ ...t, readme: 'x', revision: 2 }, 1), true);
-    assert.equal(await store.replaceTemplate({ ...t, readme: 'y', revision: 2 }, 1), false);
-    assert.equal((await store.findTemplate(t.id))?.readme, 'x');
-    assert.equal(await store.replaceTemplate({ ...t, id: 'nosuchtemplate00', revision: 2 }, 1), false);
+    await store.templates.insert(t);
+    assert.equal(await store.templates.replace({ ...t, readme: 'x', revision: 2 }, 1), true);
+    assert.equal(await store.templates.replace({ ...t, readme: 'y', revision: 2 }, 1), false);
+    assert.equal((await store.templates.find(t.id))?.readme, 'x');
+    assert.equal(await store.templates.replace({ ...t, id: 'nosuchtemplate00', revision: 2 }, 1), false);
   });
 
   test('a transaction that fails leaves nothing behind', async () => {
     const t = record();
     await assert.rejects(
       store.transaction(async (tx) => {
-        await tx.insertTemplate(t);
+        await tx.templates.insert(t);
         throw new Error('abort');
       }),
       /abort/,
     );
-    assert.equal(await store.findTemplate(t.id), undefined);
+    assert.equal(await store.templates.find(t.id), undefined);
   });
 
   test('binding: one endpoint per template, bound templates cannot be deleted, unbinding on endpoint delete', async () => {
     const t = record({ isServerless: true });
-    await store.insertTemplate(t);
+    await store.templates.insert(t);
     const endpoint = {
       id: `ep${t.id}`,
       ownerId: 'acc_a',
@@ -190,16 +192,22 @@ forEachDialect('store contract', (dialect) => {
       createdAt: at,
       updatedAt: at,
     };
-    await store.createEndpoint(endpoint);
-    assert.deepEqual(await store.findEndpoint(endpoint.id), endpoint);
-    await assert.rejects(store.createEndpoint({ ...endpoint, id: 'ep-other', name: 'other' }), AlreadyBound);
-    assert.equal((await store.findTemplate(t.id))?.endpointId, endpoint.id);
-    assert.equal(await store.deleteTemplate(t.id, 1), false, 'bound');
-    assert.equal(await store.deleteEndpoint(endpoint.id), true);
-    assert.equal(await store.deleteEndpoint(endpoint.id), false, 'gone');
-    assert.equal((await store.findTemplate(t.id))?.endpointId, null);
-    assert.equal(await store.deleteTemplate(t.id, 2), false, 'not at that revision');
-    assert.equal(await store.deleteTemplate(t.id, 1), true);
+    await store.transaction((tx) => tx.endpoints.create(endpoint));
+    assert.deepEqual(await store.endpoints.find(endpoint.id), endpoint);
+    await assert.rejects(
+      store.transaction((tx) => tx.endpoints.create({ ...endpoint, id: 'ep-other', name: 'other' })),
+      {
+        kind: 'conflict',
+        message: 'The template is already bound to an endpoint.',
+      },
+    );
+    assert.equal((await store.templates.find(t.id))?.endpointId, endpoint.id);
+    assert.equal(await store.templates.delete(t.id, 1), false, 'bound');
+    assert.equal(await store.transaction((tx) => tx.endpoints.delete(endpoint.id)), true);
+    assert.equal(await store.transaction((tx) => tx.endpoints.delete(endpoint.id)), false, 'gone');
+    assert.equal((await store.templates.find(t.id))?.endpointId, null);
+    assert.equal(await store.templates.delete(t.id, 2), false, 'not at that revision');
+    assert.equal(await store.templates.delete(t.id, 1), true);
   });
 
   test('lists page by position, newest first, within the visibility', async () => {
@@ -207,14 +215,14 @@ forEachDialect('store contract', (dialect) => {
     const mine: string[] = [];
     for (let i = 0; i < 7; i++) {
       const t = record({ ownerId: owner, name: `page ${i}` });
-      await store.insertTemplate(t);
+      await store.templates.insert(t);
       mine.unshift(t.id);
     }
     const visibility = visibilityFor({ accountId: owner, role: 'user' }, {});
     const seen: string[] = [];
     let before: number | undefined;
     do {
-      const page = await store.listTemplates({ visibility, limit: 3, before, search: 'page' });
+      const page = await store.templates.list({ visibility, limit: 3, before, search: 'page' });
       seen.push(...page.items.map((json) => JSON.parse(json).id));
       before = page.next;
     } while (before !== undefined);
@@ -222,8 +230,8 @@ forEachDialect('store contract', (dialect) => {
   });
 
   test('keys: digests, revocation, role of the account', async () => {
-    await store.insertApiKey({ id: 'key_1', accountId: 'acc_a', digest: 'd'.repeat(64), prefix: 'pp_abcd', createdAt: at });
-    const principal = await store.findPrincipal('d'.repeat(64));
+    await store.accounts.insertKey({ id: 'key_1', accountId: 'acc_a', digest: 'd'.repeat(64), prefix: 'pp_abcd', createdAt: at });
+    const principal = await store.accounts.findPrincipal('d'.repeat(64));
     assert.deepEqual(principal, {
       keyId: 'key_1',
       accountId: 'acc_a',
@@ -232,10 +240,10 @@ forEachDialect('store contract', (dialect) => {
       digest: 'd'.repeat(64),
       revokedAt: null,
     });
-    assert.equal(await store.revokeApiKey('key_1', at), true);
-    assert.equal(await store.revokeApiKey('key_1', at), false);
-    assert.equal((await store.findPrincipal('d'.repeat(64)))?.revokedAt, at);
-    assert.equal(await store.findPrincipal('e'.repeat(64)), undefined);
-    await assert.rejects(store.ensureAccount({ id: 'acc_x', name: 'a', role: 'platform', createdAt: at }), /has role user/);
+    assert.equal(await store.accounts.revokeKey('key_1', at), true);
+    assert.equal(await store.accounts.revokeKey('key_1', at), false);
+    assert.equal((await store.accounts.findPrincipal('d'.repeat(64)))?.revokedAt, at);
+    assert.equal(await store.accounts.findPrincipal('e'.repeat(64)), undefined);
+    await assert.rejects(store.accounts.ensure({ id: 'acc_x', name: 'a', role: 'platform', createdAt: at }), /has role user/);
   });
 });

@@ -4,7 +4,8 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { seedTemplates } from '../../bench/seed.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
-import { Store, type TemplateQuery } from '../../src/store/store.ts';
+import { Store } from '../../src/store/store.ts';
+import type { TemplateQuery } from '../../src/store/template-list.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { at } from '../support/records.ts';
 
@@ -23,7 +24,7 @@ forEachDialect('the plan of a list page', (dialect) => {
     db = await freshDatabase(dialect);
     store = Store.open(dialectFor(db.url));
     await store.migrate();
-    for (const id of ['acc_z_big', 'acc_a_others']) await store.ensureAccount({ id, name: id, role: 'user', createdAt: at });
+    for (const id of ['acc_z_big', 'acc_a_others']) await store.accounts.ensure({ id, name: id, role: 'user', createdAt: at });
     // A few of everyone else's templates, then the big account's, then many more of everyone else's (all public,
     // as the seeder writes them). With the big account's id sorting last, the order on disk says little of the
     // owner (PostgreSQL's correlation is about 0.6), as in a real registry: that is when the bad plan was chosen.
@@ -39,10 +40,10 @@ forEachDialect('the plan of a list page', (dialect) => {
   });
 
   test('each scope is read down its own index: a page examines about a page of rows per scope, not the table', async () => {
-    const page = await store.listTemplates(query);
+    const page = await store.templates.list(query);
     assert.equal(page.items.length, 100);
-    const { sql, parameters } = store.listTemplatesSql({ ...query, before: page.next });
-    for (const q of [store.listTemplatesSql(query), { sql, parameters }]) {
+    const { sql, parameters } = store.templates.listSql({ ...query, before: page.next });
+    for (const q of [store.templates.listSql(query), { sql, parameters }]) {
       if (dialect === 'postgres') {
         const [row] = await sqlOn(db.url, `explain (analyze, format json) ${q.sql}`, q.parameters);
         const examined = rowsExamined((row as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan);

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Kysely, sql } from 'kysely';
-import { templateJson } from '../../src/domain/template.ts';
+import { isKind } from '../../src/domain/errors.ts';
+import { type TemplateRecord, type TemplateView, templateJson } from '../../src/domain/template.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { GroupCommit } from '../../src/store/group-commit.ts';
-import { NameTaken, Store, type TemplateRecord, type TemplateView } from '../../src/store/store.ts';
+import { Store } from '../../src/store/store.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { at, templateRecord } from '../support/records.ts';
 
@@ -20,7 +21,7 @@ forEachDialect('concurrent transactions', (dialect) => {
     db = await freshDatabase(dialect);
     store = Store.open(dialectFor(db.url));
     await store.migrate();
-    await store.ensureAccount({ id: 'acc_t', name: 't', role: 'user', createdAt: at });
+    await store.accounts.ensure({ id: 'acc_t', name: 't', role: 'user', createdAt: at });
   });
   after(async () => {
     await store.close();
@@ -32,8 +33,8 @@ forEachDialect('concurrent transactions', (dialect) => {
     const results = await Promise.allSettled(
       templates.map((t, i) =>
         store.transaction(async (tx) => {
-          await tx.insertTemplate(t);
-          await tx.replaceTemplate({ ...t, readme: 'changed', revision: 2 }, 1);
+          await tx.templates.insert(t);
+          await tx.templates.replace({ ...t, readme: 'changed', revision: 2 }, 1);
           if (i === 7) throw new Error('abort 7');
           return i;
         }),
@@ -44,7 +45,7 @@ forEachDialect('concurrent transactions', (dialect) => {
       else assert.deepEqual(r, { status: 'fulfilled', value: i });
     });
     for (const [i, t] of templates.entries()) {
-      const stored = await store.findTemplate(t.id);
+      const stored = await store.templates.find(t.id);
       if (i === 7) assert.equal(stored, undefined);
       else assert.deepEqual([stored?.revision, stored?.readme], [2, 'changed']);
     }
@@ -53,14 +54,14 @@ forEachDialect('concurrent transactions', (dialect) => {
   test('a unique violation in one fails that one alone', async () => {
     const results = await Promise.allSettled(
       [record({ name: 'same' }), record({ name: 'same' }), record({ name: 'other' })].map((t) =>
-        store.transaction((tx) => tx.insertTemplate(t)),
+        store.transaction((tx) => tx.templates.insert(t)),
       ),
     );
     // On SQLite the first asked wins; on PostgreSQL, whichever of the two commits first.
     const [a, b, other] = results;
     assert.deepEqual([a?.status, b?.status].sort(), ['fulfilled', 'rejected']);
     const rejected = [a, b].find((r) => r?.status === 'rejected') as PromiseRejectedResult;
-    assert.ok(rejected.reason instanceof NameTaken, String(rejected.reason));
+    assert.ok(isKind(rejected.reason, 'conflict'), String(rejected.reason));
     assert.equal(other?.status, 'fulfilled');
   });
 
@@ -75,21 +76,21 @@ forEachDialect('concurrent transactions', (dialect) => {
       inserted = resolve;
     });
     const writing = store.transaction(async (tx) => {
-      await tx.insertTemplate(t);
+      await tx.templates.insert(t);
       inserted();
       await gate;
     });
     await insertedYet;
     // Both lookups a read by id makes: the whole record, and the view GET sends.
     const reads: (TemplateRecord | TemplateView | undefined | 'pending')[] = ['pending', 'pending'];
-    const reading = Promise.all([store.findTemplate(t.id), store.findTemplateView(t.id)]).then((r) => reads.splice(0, 2, ...r));
+    const reading = Promise.all([store.templates.find(t.id), store.templates.findView(t.id)]).then((r) => reads.splice(0, 2, ...r));
     await new Promise((r) => setTimeout(r, 50));
     // Either still waiting (SQLite: one connection) or answered from before the write (PostgreSQL).
     for (const read of reads) assert.ok(read === 'pending' || read === undefined, 'no dirty read');
     release();
     await Promise.all([writing, reading]);
-    assert.equal((await store.findTemplate(t.id))?.id, t.id);
-    assert.equal((await store.findTemplateView(t.id))?.json, templateJson(t));
+    assert.equal((await store.templates.find(t.id))?.id, t.id);
+    assert.equal((await store.templates.findView(t.id))?.json, templateJson(t));
   });
 });
 
@@ -98,7 +99,7 @@ test('group commit: when the shared commit fails, every transaction of the group
   const kysely = new Kysely<Record<string, { id: number; parent: number | null }>>({ dialect: dialectFor(db.url).kysely });
   try {
     await sql`create table node (id integer primary key, parent integer references node(id))`.execute(kysely);
-    const groups = new GroupCommit(kysely);
+    const groups = new GroupCommit(kysely, {}, 5000);
     const insert = (id: number, parent: number | null) => (c: typeof kysely) => sql`insert into node values (${id}, ${parent})`.execute(c);
     const results = await Promise.allSettled([
       // Foreign keys checked only at COMMIT: the second insert makes the whole group's commit fail.

@@ -6,8 +6,8 @@ import { describe, test } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
 import { type AppOptions, buildApp } from '../../src/app.ts';
-import type { Role } from '../../src/domain/visibility.ts';
-import { createApiKey } from '../../src/registry/keys.ts';
+import type { Role } from '../../src/domain/account.ts';
+import { Registry } from '../../src/registry/registry.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { Store } from '../../src/store/store.ts';
 
@@ -70,7 +70,9 @@ export interface Reply {
 
 export interface Harness {
   app: FastifyInstance;
+  /** The store under the app, for tests that look at what was stored. */
   store: Store;
+  registry: Registry;
   database: Database;
   /** A new API key for `account` (created on first use). */
   key(account: string, role?: Role): Promise<string>;
@@ -83,22 +85,27 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(dialect: DialectName, config: Partial<AppOptions['config']> = {}): Promise<Harness> {
+export type HarnessConfig = Partial<AppOptions['config'] & { KEY_CACHE_TTL_MS: number }>;
+
+export async function startHarness(dialect: DialectName, config: HarnessConfig = {}): Promise<Harness> {
   const database = await freshDatabase(dialect);
   // Tests assert no speed, and on these shared machines a catalog query has taken over 5 s right after the outage
   // tests restart PostgreSQL: a statement may take up to 30 s here before it is cancelled.
   const store = Store.open(dialectFor(database.url, { poolSize: 5, statementTimeoutMs: 30_000, connectionTimeoutMs: 5000 }));
   await store.migrate();
+  const { KEY_CACHE_TTL_MS = 2000, ...appConfig } = config;
+  const registry = new Registry(store, { keyCacheTtlMs: KEY_CACHE_TTL_MS });
   const app = await buildApp({
-    store,
-    config: { KEY_CACHE_TTL_MS: 2000, REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0, ...config },
+    registry,
+    config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0, ...appConfig },
     logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
   });
   return {
     app,
     store,
+    registry,
     database,
-    key: async (account, role = 'user') => (await createApiKey(store, account, role)).secret,
+    key: async (account, role = 'user') => (await registry.keys.create(account, role)).secret,
     call: async (method, url, options = {}) => {
       const headers: Record<string, string> = { ...options.headers };
       if (options.key) headers.authorization = `Bearer ${options.key}`;

@@ -1,4 +1,4 @@
-import type { TemplateRecord } from '../../src/store/store.ts';
+import type { TemplateRecord } from '../../src/domain/template.ts';
 
 // Template records for store-level tests: a plain private Pod template of account acc_a, with a fresh id and name.
 

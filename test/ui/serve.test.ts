@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../../src/app.ts';
 import { UI_CSP } from '../../src/http/ui.ts';
+import { Registry } from '../../src/registry/registry.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { Store } from '../../src/store/store.ts';
 import { ensureUiBuilt } from './built.ts';
@@ -20,8 +21,8 @@ async function app(uiDir?: string) {
   );
   await store.migrate();
   const instance = await buildApp({
-    store,
-    config: { KEY_CACHE_TTL_MS: 0, REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0 },
+    registry: new Registry(store, { keyCacheTtlMs: 0 }),
+    config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0 },
     uiDir: uiDir === undefined ? undefined : join(dir, uiDir),
   });
   const call = async (method: 'GET', url: string, options: { headers?: Record<string, string> } = {}) => {

@@ -2,9 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { Endpoint, EndpointCreate } from '../../domain/endpoint.ts';
 import { trimName } from '../../domain/name.ts';
-import { Release, ReleaseProgress } from '../../domain/release.ts';
-import * as endpoints from '../../registry/endpoints.ts';
-import * as releases from '../../registry/releases.ts';
+import { Release, ReleaseProgress } from '../../releases/release.ts';
 import { problemResponses } from '../problem.ts';
 import { IdParam, linkNext, PageQuery, pageStart } from '../schemas.ts';
 
@@ -12,7 +10,7 @@ const params = IdParam('endpointId', 'endpoint');
 const tags = ['endpoints'];
 
 export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store } = app;
+  const { endpoints, releases } = app.registry;
 
   app.post('/endpoints', {
     preValidation: async (request) => trimName(request.body),
@@ -25,7 +23,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: Type.Ref(Endpoint, { description: 'The new endpoint.' }), ...problemResponses(400, 401, 409, 413, 415, 503) },
     },
     handler: async (request, reply) => {
-      const endpoint = await endpoints.createEndpoint(store, request.caller, request.body);
+      const endpoint = await endpoints.create(request.caller, request.body);
       return reply.header('location', `/v1/endpoints/${endpoint.id}`).send(endpoint);
     },
   });
@@ -40,7 +38,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: Type.Array(Type.Ref(Endpoint), { description: 'One page of endpoints.' }), ...problemResponses(400, 401, 503) },
     },
     handler: async (request, reply) => {
-      const page = await store.listEndpoints(request.caller.accountId, request.query.limit ?? 100, pageStart(request.query.cursor));
+      const page = await endpoints.list(request.caller, request.query.limit ?? 100, pageStart(request.query.cursor));
       linkNext(request, reply, page.next);
       return page.items;
     },
@@ -54,7 +52,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params,
       response: { 200: Type.Ref(Endpoint, { description: 'The endpoint.' }), ...problemResponses(400, 401, 404, 503) },
     },
-    handler: async (request) => endpoints.getEndpoint(store, request.caller, request.params.endpointId),
+    handler: async (request) => endpoints.get(request.caller, request.params.endpointId),
   });
 
   app.get('/endpoints/:endpointId/releases', {
@@ -71,7 +69,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { limit = 100, cursor } = request.query;
-      const page = await releases.listReleases(store, request.caller, request.params.endpointId, limit, pageStart(cursor));
+      const page = await releases.list(request.caller, request.params.endpointId, limit, pageStart(cursor));
       linkNext(request, reply, page.next);
       return page.items;
     },
@@ -89,8 +87,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: Type.Ref(ReleaseProgress),
       response: { 200: Type.Ref(Release, { description: 'The release.' }), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 503) },
     },
-    handler: async (request) =>
-      releases.reportProgress(store, request.caller, request.params.endpointId, request.params.releaseId, request.body),
+    handler: async (request) => releases.reportProgress(request.caller, request.params.endpointId, request.params.releaseId, request.body),
   });
 
   app.delete('/endpoints/:endpointId', {
@@ -103,7 +100,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 404, 503) },
     },
     handler: async (request, reply) => {
-      await endpoints.deleteEndpoint(store, request.caller, request.params.endpointId);
+      await endpoints.delete(request.caller, request.params.endpointId);
       return reply.code(204).send(null);
     },
   });

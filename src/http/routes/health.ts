@@ -28,7 +28,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     handler: async (_request, reply) => {
-      const backlog = await app.store.outboxBacklog();
+      const backlog = await app.registry.releases.backlog();
       const age = backlog.oldest ? Math.max(0, (Date.now() - Date.parse(backlog.oldest)) / 1000) : 0;
       const lines = [
         '# HELP podplate_outbox_pending Release webhooks not yet acknowledged by the receiver.',
@@ -55,7 +55,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       try {
-        await app.store.ping();
+        await app.registry.ready();
         return { status: 'ready' };
       } catch (error) {
         request.log.warn({ err: error }, 'database not reachable');

@@ -2,13 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { trimName } from '../../domain/name.ts';
-import { UsageReport } from '../../domain/release.ts';
 import { Revision, RollbackInput } from '../../domain/revision.ts';
-import { Template, TemplateCreate, TemplateUpdate } from '../../domain/template.ts';
-import * as templates from '../../registry/templates.ts';
-import type { TemplateRecord } from '../../store/store.ts';
+import { Template, TemplateCreate, type TemplateRecord, TemplateUpdate } from '../../domain/template.ts';
+import { UsageReport } from '../../domain/usage.ts';
 import { etagOf, preconditionFrom } from '../conditional.ts';
-import { idempotent } from '../idempotency.ts';
+import { idempotencyOf, sendAnswer } from '../idempotency.ts';
 import { problemResponses } from '../problem.ts';
 import { IdParam, IncludeQuery, linkNext, PageQuery, pageStart, TemplateListQuery } from '../schemas.ts';
 
@@ -41,16 +39,17 @@ const IdempotencyKey = {
   ),
 };
 
-/** Sends JSON text the store keeps ready (see `templateJson`): the response schema's serializer is not run again. */
+/** Sends JSON text kept ready beside each template (see `templateJson`): the response schema's serializer is not run again. */
 const sendJson = (reply: FastifyReply, json: string) => reply.type('application/json; charset=utf-8').send(json);
 const sendTemplate = (reply: FastifyReply, template: TemplateRecord) => reply.header('etag', etagOf(template)).send(template);
-const outcome = (template: TemplateRecord, location = false) => ({
+const outcome = (template: TemplateRecord) => ({ payload: template, headers: { etag: etagOf(template) } });
+const created = (template: TemplateRecord) => ({
   payload: template,
-  headers: { etag: etagOf(template), ...(location ? { location: `/v1/templates/${template.id}` } : {}) },
+  headers: { etag: etagOf(template), location: `/v1/templates/${template.id}` },
 });
 
 export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store } = app;
+  const { templates } = app.registry;
   const trimBody = async (request: { body: unknown }) => trimName(request.body);
 
   app.post('/templates', {
@@ -67,8 +66,8 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ...problemResponses(400, 401, 409, 413, 415, 422, 503),
       },
     },
-    handler: (request, reply) =>
-      idempotent(request, reply, store, async (tx) => outcome(await templates.createTemplate(tx, request.caller, request.body), true)),
+    handler: async (request, reply) =>
+      sendAnswer(reply, await templates.create(request.caller, request.body, idempotencyOf(request, reply, created)), created),
   });
 
   app.get('/templates', {
@@ -84,7 +83,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { limit = 100, cursor, ...filters } = request.query;
-      const page = await templates.listTemplates(store, request.caller, { ...filters, limit, before: pageStart(cursor) });
+      const page = await templates.list(request.caller, { ...filters, limit, before: pageStart(cursor) });
       linkNext(request, reply, page.next);
       return sendJson(reply, `[${page.items.join(',')}]`);
     },
@@ -101,7 +100,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: oneTemplate('The template.'), ...problemResponses(400, 401, 404, 503) },
     },
     handler: async (request, reply) => {
-      const view = await templates.getTemplate(store, request.caller, request.params.templateId, request.query);
+      const view = await templates.get(request.caller, request.params.templateId, request.query);
       return sendJson(reply.header('etag', etagOf(view)), view.json);
     },
   });
@@ -134,10 +133,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
       handler: async (request, reply) => {
         const precondition = preconditionFrom(request.headers['if-match']);
-        return sendTemplate(
-          reply,
-          await templates.updateTemplate(store, request.caller, request.params.templateId, request.body, precondition),
-        );
+        return sendTemplate(reply, await templates.update(request.caller, request.params.templateId, request.body, precondition));
       },
     });
   }
@@ -154,7 +150,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const precondition = preconditionFrom(request.headers['if-match']);
-      await templates.deleteTemplate(store, request.caller, request.params.templateId, precondition);
+      await templates.delete(request.caller, request.params.templateId, precondition);
       return reply.code(204).send(null);
     },
   });
@@ -176,7 +172,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { limit = 100, cursor } = request.query;
-      const page = await templates.listRevisions(store, request.caller, request.params.templateId, limit, pageStart(cursor));
+      const page = await templates.revisions(request.caller, request.params.templateId, limit, pageStart(cursor));
       linkNext(request, reply, page.next);
       return page.items.map(({ snapshot, templateId: _id, ...revision }) => ({ ...revision, template: snapshot }));
     },
@@ -198,11 +194,11 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422, 503),
       },
     },
-    handler: (request, reply) => {
+    handler: async (request, reply) => {
       const precondition = preconditionFrom(request.headers['if-match']);
-      return idempotent(request, reply, store, async (tx) =>
-        outcome(await templates.rollbackTemplate(tx, request.caller, request.params.templateId, request.body.revision, precondition)),
-      );
+      const { templateId } = request.params;
+      const once = idempotencyOf(request, reply, outcome);
+      return sendAnswer(reply, await templates.rollback(request.caller, templateId, request.body.revision, precondition, once), outcome);
     },
   });
 
@@ -219,6 +215,6 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: oneTemplate('The template with its new totals.'), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 503) },
     },
     handler: async (request, reply) =>
-      sendTemplate(reply, await templates.reportUsage(store, request.caller, request.params.templateId, request.body)),
+      sendTemplate(reply, await templates.reportUsage(request.caller, request.params.templateId, request.body)),
   });
 };

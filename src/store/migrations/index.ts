@@ -3,6 +3,7 @@ import type { SqlDialect } from '../dialect.ts';
 import * as initial from './0001-initial.ts';
 import * as history from './0002-history-releases-outbox.ts';
 import * as body from './0003-template-body.ts';
+import * as bodyFollows from './0004-body-follows-columns.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
@@ -11,6 +12,7 @@ const ordered: [string, DialectMigration][] = [
   ['0001-initial', initial],
   ['0002-history-releases-outbox', history],
   ['0003-template-body', body],
+  ['0004-body-follows-columns', bodyFollows],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {

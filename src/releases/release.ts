@@ -1,10 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { FieldChangeSchema } from './revision.ts';
+import { RELEASE_STATUSES, type ReleaseStatus } from '../domain/endpoint.ts';
+import { FieldChangeSchema } from '../domain/revision.ts';
 
-// A rolling release: how a change of a template reaches the workers of the endpoint bound to it.
-
-export const RELEASE_STATUSES = ['pending', 'rolling', 'completed', 'failed', 'superseded'] as const;
-export type ReleaseStatus = (typeof RELEASE_STATUSES)[number];
+// A rolling release: how a change of a template reaches the workers of the endpoint bound to it. Its record is
+// part of the endpoint's (domain/endpoint.ts); here are its API shapes and the rule of how it progresses.
 
 /** A release in one of these states changes no more. */
 const FINISHED: ReadonlySet<ReleaseStatus> = new Set(['completed', 'failed', 'superseded']);
@@ -56,17 +55,3 @@ export const Release = Type.Object(
   { $id: 'Release', title: 'Release', additionalProperties: false },
 );
 export type Release = Static<typeof Release>;
-
-export const UsageReport = Type.Object(
-  {
-    usageId: Type.String({
-      pattern: '^[A-Za-z0-9._:-]{1,128}$',
-      errorMessage: 'must be 1 to 128 letters, digits, ".", "_", ":" or "-"',
-      description: 'Identifies the report: the same usageId is counted once.',
-    }),
-    runtimeInMin: Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Minutes of runtime to add.' }),
-    earned: Type.Number({ minimum: 0, maximum: 1_000_000_000, description: 'Credits earned to add.' }),
-  },
-  { $id: 'UsageReport', title: 'UsageReport', additionalProperties: false },
-);
-export type UsageReport = Static<typeof UsageReport>;

@@ -28,5 +28,3 @@ export function newId(prefix = ''): string {
   drawn += ID_BYTES;
   return id;
 }
-
-export const now = (): string => new Date().toISOString();

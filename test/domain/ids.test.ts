@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { newId } from '../../src/registry/ids.ts';
+import { newId } from '../../src/domain/ids.ts';
 
 test('ids are 16 characters of lowercase Crockford base32 after their prefix, and never repeat across refills of the random pool', () => {
   // 10,000 ids draw the pool of random bytes (409 ids' worth) empty 24 times.

@@ -1,0 +1,122 @@
+import { type DeliveryState, type EndpointRecord, mayActOn, type ReleaseRecord } from '../domain/endpoint.ts';
+import { DomainError, invalid, notFound } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { OutboxBacklog } from '../domain/outbox.ts';
+import type { Page } from '../domain/page.ts';
+import type { FieldChange } from '../domain/revision.ts';
+import type { TemplateRecord } from '../domain/template.ts';
+import { now } from '../domain/time.ts';
+import type { Caller } from '../domain/visibility.ts';
+import type { Repositories, Store, Transaction } from '../store/store.ts';
+import { progressProblem, type ReleaseProgress } from './release.ts';
+
+export const RELEASE_CREATED = 'release.created';
+
+/** A release as the API shows it: with the state of the webhook that announced it. */
+export type ShownRelease = ReleaseRecord & { delivery: DeliveryState };
+
+/**
+ * Starts a rolling release of `template` on the endpoint bound to it, inside the transaction of the change:
+ * the release, the endpoint's new version and the outbox event commit together with the change, or not at all.
+ */
+export async function startRelease(
+  tx: Transaction,
+  template: TemplateRecord,
+  diff: FieldChange[],
+  at: string,
+): Promise<ReleaseRecord | undefined> {
+  if (template.endpointId === null) return undefined;
+  const endpoint = await tx.endpoints.find(template.endpointId);
+  if (!endpoint) return undefined;
+  const release: ReleaseRecord = {
+    id: newId(),
+    endpointId: endpoint.id,
+    version: endpoint.version + 1,
+    templateId: template.id,
+    templateRevision: template.revision,
+    diff,
+    status: 'pending',
+    workersUpdated: 0,
+    workersTotal: 0,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.endpoints.insertRelease(release);
+  await tx.outbox.enqueue({
+    eventId: `evt_${release.id}`,
+    type: RELEASE_CREATED,
+    subjectId: release.id,
+    orderingKey: endpoint.id,
+    payload: JSON.stringify(releaseEvent(release, endpoint, template)),
+    createdAt: at,
+  });
+  return release;
+}
+
+/** The webhook body announcing a release: enough for the orchestrator to act without calling back. */
+function releaseEvent(release: ReleaseRecord, endpoint: EndpointRecord, template: TemplateRecord) {
+  const { ownerId: _owner, endpointId: _endpoint, ...shown } = template;
+  return {
+    type: RELEASE_CREATED,
+    timestamp: release.createdAt,
+    data: {
+      release: {
+        id: release.id,
+        version: release.version,
+        templateRevision: release.templateRevision,
+        diff: release.diff,
+        status: release.status,
+      },
+      endpoint: { id: endpoint.id, name: endpoint.name, workersMin: endpoint.workersMin, workersMax: endpoint.workersMax },
+      template: shown,
+    },
+  };
+}
+
+/** The endpoint, for its owner or a platform key (the orchestrator acts on every endpoint). */
+async function endpointFor(store: Repositories, caller: Caller, endpointId: string): Promise<EndpointRecord> {
+  const endpoint = await store.endpoints.find(endpointId);
+  if (!endpoint || !mayActOn(caller, endpoint, true)) throw notFound('endpoint');
+  return endpoint;
+}
+
+const NEVER_TRIED: DeliveryState = { attempts: 0, lastError: null, nextAttemptAt: '', deliveredAt: null };
+
+/** What users and the platform do with releases. */
+export class Releases {
+  constructor(private readonly store: Store) {}
+
+  async list(caller: Caller, endpointId: string, limit: number, before?: number): Promise<Page<ShownRelease>> {
+    await endpointFor(this.store, caller, endpointId);
+    const page = await this.store.endpoints.listReleases(endpointId, limit, before);
+    return { items: await this.withDelivery(page.items), next: page.next };
+  }
+
+  async reportProgress(caller: Caller, endpointId: string, releaseId: string, progress: ReleaseProgress): Promise<ShownRelease> {
+    if (caller.role !== 'platform') throw new DomainError('forbidden', 'Only platform keys report the progress of releases.');
+    const release = await this.store.transaction(async (tx) => {
+      await endpointFor(tx, caller, endpointId);
+      const current = await tx.endpoints.findRelease(releaseId, { lock: true });
+      if (!current || current.endpointId !== endpointId) throw notFound('release');
+      const problem = progressProblem(current.status, progress);
+      if (problem?.path === '/status')
+        throw new DomainError('conflict', `The release is ${current.status}; it changes no more.`, [problem]);
+      if (problem) throw invalid('workersUpdated must be at most workersTotal.', [problem]);
+      const next = { ...current, ...progress, updatedAt: now() };
+      await tx.endpoints.updateReleaseProgress(next);
+      return next;
+    });
+    const [shown] = await this.withDelivery([release]);
+    return shown as ShownRelease;
+  }
+
+  /** Release webhooks not yet acknowledged by the receiver. */
+  backlog(): Promise<OutboxBacklog> {
+    return this.store.outbox.backlog();
+  }
+
+  private async withDelivery(releases: ReleaseRecord[]): Promise<ShownRelease[]> {
+    const deliveries = await this.store.outbox.deliveries(releases.map((r) => r.id));
+    return releases.map((r) => ({ ...r, delivery: deliveries.get(r.id) ?? { ...NEVER_TRIED, nextAttemptAt: r.createdAt } }));
+  }
+}

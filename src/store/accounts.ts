@@ -1,0 +1,84 @@
+import { type AccountRecord, type ApiKeyInfo, type ApiKeyRecord, type Principal, type Role, roleMismatch } from '../domain/account.ts';
+import type { Core } from './core.ts';
+
+// Accounts and their API keys: one aggregate, one repository. Keys are kept as SHA-256 digests only.
+
+export class AccountRepository {
+  constructor(private readonly core: Core) {}
+
+  /** The account named `account.name`, created if there is none; a conflict if it exists with another role. */
+  async ensure(account: AccountRecord): Promise<{ id: string; role: Role }> {
+    await this.core.db
+      .insertInto('accounts')
+      .values({ id: account.id, name: account.name, role: account.role, created_at: account.createdAt })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    const row = await this.core.db.selectFrom('accounts').select(['id', 'role']).where('name', '=', account.name).executeTakeFirstOrThrow();
+    if (row.role !== account.role) throw roleMismatch(account.name, row.role);
+    return row;
+  }
+
+  async insertKey(key: ApiKeyRecord): Promise<void> {
+    await this.core.db
+      .insertInto('api_keys')
+      .values({ id: key.id, account_id: key.accountId, digest: key.digest, prefix: key.prefix, created_at: key.createdAt })
+      .execute();
+  }
+
+  async findPrincipal(digest: string): Promise<Principal | undefined> {
+    const [row] = await this.core.precompiled<Principal>(
+      'findPrincipal',
+      (db) =>
+        db
+          .selectFrom('api_keys')
+          .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+          .select([
+            'api_keys.id as keyId',
+            'accounts.id as accountId',
+            'accounts.name as accountName',
+            'accounts.role as role',
+            'api_keys.digest as digest',
+            'api_keys.revoked_at as revokedAt',
+          ])
+          .where('api_keys.digest', '=', digest),
+      [digest],
+    );
+    return row;
+  }
+
+  async listKeys(): Promise<ApiKeyInfo[]> {
+    return this.core.db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select([
+        'api_keys.id as id',
+        'accounts.name as account',
+        'accounts.role as role',
+        'api_keys.prefix as prefix',
+        'api_keys.created_at as createdAt',
+        'api_keys.revoked_at as revokedAt',
+      ])
+      .orderBy('api_keys.created_at')
+      .orderBy('api_keys.id')
+      .execute();
+  }
+
+  /** Revokes a key that is not revoked yet; false when there is no such active key. */
+  async revokeKey(id: string, at: string): Promise<boolean> {
+    const result = await this.core.db
+      .updateTable('api_keys')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async countKeys(): Promise<number> {
+    const row = await this.core.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}

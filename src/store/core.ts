@@ -1,0 +1,91 @@
+import type { Compilable, CompiledQuery, Insertable, Kysely } from 'kysely';
+import type { Page } from '../domain/page.ts';
+import type { SqlDialect } from './dialect.ts';
+import type { Tables } from './schema.ts';
+import { assertOpen, assertOutside, type Scope, TransactionMisuse } from './scope.ts';
+
+/** Queries compiled once per dialect (compiling costs more than a lookup by key), by name. */
+const compiledQueries = new Map<string, CompiledQuery>();
+
+/**
+ * What every repository runs its queries through: the query builder of the root store or of one transaction,
+ * guarded so that neither is used where it must not be (see scope.ts), and the statements compiled once.
+ */
+export class Core {
+  constructor(
+    private readonly kysely: Kysely<Tables>,
+    readonly dialect: SqlDialect,
+    /** The root store this belongs to: its transactions' scopes name it. */
+    private readonly owner: object,
+    /** The transaction this core runs in; none for the root store. */
+    private readonly scope?: Scope,
+  ) {}
+
+  /** The query builder, once it is certain that it may be used here. */
+  get db(): Kysely<Tables> {
+    if (this.scope) assertOpen(this.scope);
+    else assertOutside(this.owner, 'The root store was used');
+    return this.kysely;
+  }
+
+  get inTransaction(): boolean {
+    return this.scope !== undefined;
+  }
+
+  /** Row locks (`for update`) are taken on PostgreSQL; SQLite needs none, its one writer holds the whole database. */
+  get locksRows(): boolean {
+    return this.dialect.name === 'postgres';
+  }
+
+  /** For writes of several statements that must land together. */
+  requireTransaction(what: string): void {
+    if (!this.scope) throw new TransactionMisuse(`${what} must run inside a transaction`);
+  }
+
+  /** Runs the query `build` makes, compiled once, with `parameters` in the order the query takes them. */
+  async precompiled<R>(name: string, build: (db: Kysely<Tables>) => Compilable<R>, parameters: unknown[]): Promise<R[]> {
+    const db = this.db;
+    const key = `${this.dialect.name}:${name}`;
+    let compiled = compiledQueries.get(key);
+    if (!compiled) {
+      compiled = build(db).compile();
+      compiledQueries.set(key, compiled);
+    }
+    this.dialect.prepare?.(compiled.sql);
+    // Outside a transaction, SQLite answers a read at once (see `SqlDialect.readNow`).
+    const rows = this.scope ? undefined : this.dialect.readNow?.(compiled.sql, parameters);
+    if (rows) return rows as R[];
+    const result = await db.executeQuery<R>({ ...compiled, parameters } as CompiledQuery<R>);
+    return result.rows;
+  }
+
+  /** Inserts `row` into `table` with a statement compiled once per name: every row given under a name has the same columns. */
+  async insertRow<T extends keyof Tables>(name: string, table: T, row: Insertable<Tables[T]>): Promise<void> {
+    const values = Object.values(row);
+    await this.precompiled(
+      name,
+      (db) => {
+        const query = db.insertInto(table).values(row);
+        if (query.compile().parameters.length !== values.length) throw new Error(`${name}: every column must be a parameter`);
+        return query;
+      },
+      values,
+    );
+  }
+
+  /** Runs `write`; a unique violation becomes `taken()` (a domain error), anything else passes. */
+  async unique<T>(write: Promise<T>, taken: () => Error): Promise<T> {
+    try {
+      return await write;
+    } catch (error) {
+      throw this.dialect.isUniqueViolation(error) ? taken() : error;
+    }
+  }
+}
+
+/** A page from `limit + 1` rows: the extra row only tells that more follow. */
+export function page<Row, T>(rows: Row[], limit: number, position: (row: Row) => number, map: (row: Row) => T): Page<T> {
+  const shown = rows.slice(0, limit);
+  const last = shown[shown.length - 1];
+  return { items: shown.map(map), next: rows.length > limit && last ? position(last) : undefined };
+}

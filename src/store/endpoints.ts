@@ -1,0 +1,158 @@
+import type { Selectable } from 'kysely';
+import {
+  type EndpointRecord,
+  endpointNameTaken,
+  type ReleaseRecord,
+  type ReleaseStatus,
+  templateAlreadyBound,
+} from '../domain/endpoint.ts';
+import type { Page } from '../domain/page.ts';
+import { type Core, page } from './core.ts';
+import type { EndpointsTable, ReleasesTable } from './schema.ts';
+
+// Endpoints and their releases: one aggregate, one repository. Binding is a column of the template row.
+
+export class EndpointRepository {
+  constructor(private readonly core: Core) {}
+
+  /** Binds the template and creates the endpoint, together (inside the caller's transaction). */
+  async create(endpoint: EndpointRecord): Promise<void> {
+    this.core.requireTransaction('Creating an endpoint');
+    const bound = await this.core.db
+      .updateTable('templates')
+      .set({ endpoint_id: endpoint.id })
+      .where('id', '=', endpoint.templateId)
+      .where('endpoint_id', 'is', null)
+      .executeTakeFirst();
+    if (bound.numUpdatedRows === 0n) throw templateAlreadyBound();
+    await this.core.unique(this.core.db.insertInto('endpoints').values(toEndpointRow(endpoint)).execute(), endpointNameTaken);
+  }
+
+  async find(id: string): Promise<EndpointRecord | undefined> {
+    const row = await this.core.db.selectFrom('endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toEndpoint(row);
+  }
+
+  async list(ownerId: string, limit: number, before?: number): Promise<Page<EndpointRecord>> {
+    let select = this.core.db.selectFrom('endpoints').selectAll().where('owner_id', '=', ownerId);
+    if (before !== undefined) select = select.where('seq', '<', before);
+    const rows = await select
+      .orderBy('seq', 'desc')
+      .limit(limit + 1)
+      .execute();
+    return page(rows, limit, (row) => row.seq, toEndpoint);
+  }
+
+  /** Deletes the endpoint and unbinds its template, together (inside the caller's transaction); false when it is gone. */
+  async delete(id: string): Promise<boolean> {
+    this.core.requireTransaction('Deleting an endpoint');
+    // The template row first, then the endpoint's: the order every writer of both takes, so none deadlock.
+    const unbound = await this.core.db.updateTable('templates').set({ endpoint_id: null }).where('endpoint_id', '=', id).executeTakeFirst();
+    const deleted = await this.core.db.deleteFrom('endpoints').where('id', '=', id).executeTakeFirst();
+    return unbound.numUpdatedRows > 0n || deleted.numDeletedRows > 0n;
+  }
+
+  // --- releases
+
+  /** Records a new release of the endpoint: supersedes its unfinished ones and moves its version on. */
+  async insertRelease(release: ReleaseRecord): Promise<void> {
+    this.core.requireTransaction('Starting a release');
+    await this.core.db
+      .updateTable('releases')
+      .set({ status: 'superseded', updated_at: release.createdAt })
+      .where('endpoint_id', '=', release.endpointId)
+      .where('status', 'in', ['pending', 'rolling'])
+      .execute();
+    await this.core.db
+      .updateTable('endpoints')
+      .set({ version: release.version, updated_at: release.createdAt })
+      .where('id', '=', release.endpointId)
+      .execute();
+    await this.core.db
+      .insertInto('releases')
+      .values({
+        id: release.id,
+        endpoint_id: release.endpointId,
+        version: release.version,
+        template_id: release.templateId,
+        template_revision: release.templateRevision,
+        diff: JSON.stringify(release.diff),
+        status: release.status,
+        workers_updated: release.workersUpdated,
+        workers_total: release.workersTotal,
+        created_at: release.createdAt,
+        updated_at: release.updatedAt,
+      })
+      .execute();
+  }
+
+  /** The release; with `lock`, its row stays locked against other writers until the transaction ends. */
+  async findRelease(id: string, options: { lock?: boolean } = {}): Promise<ReleaseRecord | undefined> {
+    let select = this.core.db.selectFrom('releases').selectAll().where('id', '=', id);
+    if (options.lock && this.core.locksRows) select = select.forUpdate();
+    const row = await select.executeTakeFirst();
+    return row && toRelease(row);
+  }
+
+  async listReleases(endpointId: string, limit: number, before?: number): Promise<Page<ReleaseRecord>> {
+    let select = this.core.db.selectFrom('releases').selectAll().where('endpoint_id', '=', endpointId);
+    if (before !== undefined) select = select.where('seq', '<', before);
+    const rows = await select
+      .orderBy('seq', 'desc')
+      .limit(limit + 1)
+      .execute();
+    return page(rows, limit, (row) => row.seq, toRelease);
+  }
+
+  async updateReleaseProgress(r: Pick<ReleaseRecord, 'id' | 'status' | 'workersUpdated' | 'workersTotal' | 'updatedAt'>): Promise<void> {
+    await this.core.db
+      .updateTable('releases')
+      .set({ status: r.status, workers_updated: r.workersUpdated, workers_total: r.workersTotal, updated_at: r.updatedAt })
+      .where('id', '=', r.id)
+      .execute();
+  }
+}
+
+function toEndpointRow(e: EndpointRecord): Omit<Selectable<EndpointsTable>, 'seq'> {
+  return {
+    id: e.id,
+    owner_id: e.ownerId,
+    name: e.name,
+    template_id: e.templateId,
+    workers_min: e.workersMin,
+    workers_max: e.workersMax,
+    version: e.version,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+  };
+}
+
+function toEndpoint(row: Selectable<EndpointsTable>): EndpointRecord {
+  return {
+    id: row.id,
+    ownerId: row.owner_id,
+    name: row.name,
+    templateId: row.template_id,
+    workersMin: row.workers_min,
+    workersMax: row.workers_max,
+    version: row.version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toRelease(row: Selectable<ReleasesTable>): ReleaseRecord {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    version: row.version,
+    templateId: row.template_id,
+    templateRevision: row.template_revision,
+    diff: JSON.parse(row.diff),
+    status: row.status as ReleaseStatus,
+    workersUpdated: row.workers_updated,
+    workersTotal: row.workers_total,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

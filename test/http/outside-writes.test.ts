@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Kysely, sql } from 'kysely';
+import { dialectFor } from '../../src/store/dialect.ts';
+import { forEachDialect, type Harness, startHarness, templateBody } from '../support/harness.ts';
+
+// A template row changed by plain SQL (an operator's fix, an older process, a migration) is served as the row now
+// says, by GET and by the list: the stored JSON is never staler than its row, whoever wrote it.
+
+forEachDialect('rows written outside the service', (dialect) => {
+  let h: Harness;
+  let key: string;
+  let raw: Kysely<any>;
+  before(async () => {
+    h = await startHarness(dialect);
+    key = await h.key('olga');
+    raw = new Kysely<any>({ dialect: dialectFor(h.database.url).kysely });
+  });
+  after(async () => {
+    await raw.destroy();
+    await h.close();
+  });
+
+  const create = async (overrides = {}) => {
+    const created = await h.call('POST', '/v1/templates', { key, body: templateBody(overrides) });
+    assert.equal(created.status, 200, created.text);
+    return created.body as { id: string; name: string; revision: number };
+  };
+  const get = (id: string) => h.call('GET', `/v1/templates/${id}`, { key });
+  const listed = async (q: string) => (await h.call('GET', `/v1/templates?q=${encodeURIComponent(q)}`, { key })).body as any[];
+
+  test('an UPDATE of a column is served by the next GET and the next list page', async () => {
+    const t = await create({ readme: 'before' });
+    assert.equal((await get(t.id)).body.readme, 'before');
+    await sql`update templates set image_name = 'acme/fixed:2', readme = 'fixed by hand', volume_in_gb = 7 where id = ${t.id}`.execute(raw);
+    const shown = (await get(t.id)).body;
+    assert.deepEqual([shown.imageName, shown.readme, shown.volumeInGb], ['acme/fixed:2', 'fixed by hand', 7]);
+    const [item] = await listed(t.name);
+    assert.deepEqual([item.id, item.imageName, item.readme, item.volumeInGb], [t.id, 'acme/fixed:2', 'fixed by hand', 7]);
+  });
+
+  test('an UPDATE that also writes the old representation back is served as the row says', async () => {
+    const t = await create();
+    await sql`update templates set image_name = 'acme/again:3', body = body where id = ${t.id}`.execute(raw);
+    assert.equal((await get(t.id)).body.imageName, 'acme/again:3');
+  });
+
+  test('a change of visibility made in SQL decides who sees the template', async () => {
+    const t = await create({ isPublic: false });
+    const other = await h.key('oscar');
+    const seenByOther = () => h.call('GET', `/v1/templates/${t.id}?includePublicTemplates=true`, { key: other });
+    assert.equal((await seenByOther()).status, 404);
+    await sql`update templates set is_public = 1 where id = ${t.id}`.execute(raw);
+    const seen = await seenByOther();
+    assert.equal(seen.status, 200);
+    assert.equal(seen.body.isPublic, true);
+  });
+
+  test('the next update through the API starts from the row as SQL left it, and records the change', async () => {
+    const t = await create({ readme: 'api' });
+    await sql`update templates set readme = 'sql' where id = ${t.id}`.execute(raw);
+    const updated = await h.call('POST', `/v1/templates/${t.id}/update`, { key, body: { readme: 'api again' } });
+    assert.equal(updated.status, 200, updated.text);
+    assert.equal(updated.body.revision, 2);
+    const revisions = (await h.call('GET', `/v1/templates/${t.id}/revisions`, { key })).body;
+    assert.deepEqual(revisions[0].diff, [{ field: 'readme', from: 'sql', to: 'api again' }]);
+    assert.equal((await get(t.id)).body.readme, 'api again');
+  });
+
+  test("the service's own writes keep their stored representation", async () => {
+    const t = await create({ readme: 'kept' });
+    await h.call('POST', `/v1/templates/${t.id}/update`, { key, body: { readme: 'kept twice' } });
+    const { rows } = await sql<{ body: string | null }>`select body from templates where id = ${t.id}`.execute(raw);
+    assert.equal(JSON.parse(rows[0]?.body as string).readme, 'kept twice');
+  });
+});
