@@ -1,88 +1,25 @@
+import type { components } from '../../src/client/schema.d.ts';
+
 // What the UI knows of the API's resources, and the pure conversions between a template and its form.
-// No DOM here: test/ui/model.test.ts runs it under Node.
+// The resources' types are generated from the service's OpenAPI document (src/client/schema.d.ts), as the typed
+// client's are: the UI restates none of them. No DOM here: test/ui/model.test.ts runs it under Node.
 
-export const CATEGORIES = ['NVIDIA', 'AMD', 'CPU'] as const;
-export type Category = (typeof CATEGORIES)[number];
-export const PROTOCOLS = ['http', 'tcp'] as const;
-
-export interface Template {
-  id: string;
-  name: string;
-  imageName: string;
-  category: Category;
-  containerDiskInGb: number;
-  volumeInGb: number;
-  volumeMountPath: string;
-  containerRegistryAuthId: string;
-  dockerEntrypoint: string[];
-  dockerStartCmd: string[];
-  env: Record<string, string>;
-  ports: string[];
-  readme: string;
-  isPublic: boolean;
-  isServerless: boolean;
-  isPlatform: boolean;
-  earned: number;
-  runtimeInMin: number;
-  revision: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface FieldChange {
-  field: string;
-  from: unknown;
-  to: unknown;
-}
-
-export interface Revision {
-  revision: number;
-  createdAt: string;
-  keyId: string;
-  diff: FieldChange[];
-  template: Omit<Template, 'id' | 'isPlatform' | 'earned' | 'runtimeInMin' | 'revision' | 'createdAt' | 'updatedAt'>;
-}
-
-export interface Endpoint {
-  id: string;
-  name: string;
-  templateId: string;
-  workersMin: number;
-  workersMax: number;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Release {
-  id: string;
-  endpointId: string;
-  version: number;
-  templateId: string;
-  templateRevision: number;
-  diff: FieldChange[];
-  status: 'pending' | 'rolling' | 'completed' | 'failed' | 'superseded';
-  workersUpdated: number;
-  workersTotal: number;
-  createdAt: string;
-  updatedAt: string;
-  delivery: { attempts: number; lastError: string | null; nextAttemptAt: string; deliveredAt: string | null };
-}
-
-export interface FieldError {
-  in: 'body' | 'query' | 'path' | 'header';
-  path: string;
-  message: string;
-}
-
+type Schemas = components['schemas'];
+export type Template = Schemas['Template'];
+export type FieldChange = Schemas['FieldChange'];
+export type Revision = Schemas['Revision'];
+export type Endpoint = Schemas['Endpoint'];
+export type Release = Schemas['Release'];
 /** An RFC 9457 problem body, as every API error is. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  errors?: FieldError[];
-}
+export type Problem = Schemas['Problem'];
+export type FieldError = NonNullable<Problem['errors']>[number];
+export type Category = Template['category'];
+
+export const CATEGORIES = ['NVIDIA', 'AMD', 'CPU'] as const satisfies readonly Category[];
+// Every category of the API is listed above: a category added to the API and not here fails to compile.
+const everyCategory: Exclude<Category, (typeof CATEGORIES)[number]> extends never ? true : never = true;
+void everyCategory;
+export const PROTOCOLS = ['http', 'tcp'] as const;
 
 /** The form's state: text as typed, rows as entered. */
 export interface TemplateForm {
