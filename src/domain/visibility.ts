@@ -23,8 +23,10 @@ export interface Visibility {
   bound: boolean;
   /** Other accounts' public, community-made (not official) templates are included. */
   public: boolean;
-  /** Official (platform) templates are included. */
+  /** Official (platform) templates are included: public ones, and private ones for platform keys. */
   platform: boolean;
+  /** The caller is a platform key: private official templates are the platform's alone. */
+  platformKey: boolean;
 }
 
 export interface VisibleFacts {
@@ -40,18 +42,20 @@ export function visibilityFor(caller: Pick<Caller, 'accountId' | 'role'>, flags:
     bound: flags.includeEndpointBoundTemplates === true,
     public: flags.includePublicTemplates === true,
     platform: flags.includePlatformTemplates === true || caller.role === 'platform',
+    platformKey: caller.role === 'platform',
   };
 }
 
 /** Everything a caller could see with every flag set: the test for "exists, but not yours" (403, not 404). */
 export function widestVisibility(caller: Caller): Visibility {
-  return { ownerId: caller.accountId, bound: true, public: true, platform: true };
+  return { ownerId: caller.accountId, bound: true, public: true, platform: true, platformKey: caller.role === 'platform' };
 }
 
 export function isVisible(v: Visibility, t: VisibleFacts): boolean {
   if (t.bound && !v.bound) return false;
   if (t.ownerId === v.ownerId) return true;
-  // Official templates are not "community-made": the public flag does not bring them in.
-  if (t.isPlatform) return v.platform;
+  // Official templates are not "community-made": the public flag does not bring them in. A private one is the
+  // platform's own: seen by platform keys only.
+  if (t.isPlatform) return v.platform && (t.isPublic || v.platformKey);
   return t.isPublic && v.public;
 }

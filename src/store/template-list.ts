@@ -35,8 +35,14 @@ function visibleScopes(v: Visibility): Scope[] {
   const scopes: Scope[] = [
     { index: 'owner_id', where: (eb) => [eb('owner_id', '>=', v.ownerId), eb('owner_id', '<=', v.ownerId), ...unbound(eb)] },
   ];
+  // Private official templates are the platform's alone. `<> 0`, which no index serves: SQLite, without statistics,
+  // would read `is_public = 1` down the public index and sort, instead of down the platform index.
+  const platformPublic: Condition = (eb) => (v.platformKey ? [] : [eb('is_public', '<>', 0)]);
   if (v.platform)
-    scopes.push({ index: 'is_platform', where: (eb) => [eb('is_platform', '>=', 1), eb('owner_id', '<>', v.ownerId), ...unbound(eb)] });
+    scopes.push({
+      index: 'is_platform',
+      where: (eb) => [eb('is_platform', '>=', 1), eb('owner_id', '<>', v.ownerId), ...platformPublic(eb), ...unbound(eb)],
+    });
   if (v.public)
     scopes.push({
       index: 'is_public',

@@ -5,7 +5,6 @@ import { type IncludeFlags, isVisible, type VisibleFacts, visibilityFor, widestV
 
 // behaviour.md, "Visibility, and the include flags", as an oracle written from the table's words. The table is
 // silent on a bound official template; the README's table decides: "if bound, also includeEndpointBoundTemplates".
-// Official templates that are private are left out on purpose: that rule is being changed in separate work.
 
 type Kind =
   | 'own unbound'
@@ -14,7 +13,9 @@ type Kind =
   | "other's public bound"
   | "other's private"
   | 'official public'
-  | 'official public bound';
+  | 'official public bound'
+  | 'official private'
+  | 'official private bound';
 
 const KINDS: Kind[] = [
   'own unbound',
@@ -24,6 +25,8 @@ const KINDS: Kind[] = [
   "other's private",
   'official public',
   'official public bound',
+  'official private',
+  'official private bound',
 ];
 
 const CALLER = { user: 'acc_caller_user', platform: 'acc_caller_platform' } as const;
@@ -48,6 +51,10 @@ function factsOf(kind: Kind, role: Role, isPublic: boolean): VisibleFacts {
       return { ownerId: PLATFORM_OWNER, isPublic: true, isPlatform: true, bound: false };
     case 'official public bound':
       return { ownerId: PLATFORM_OWNER, isPublic: true, isPlatform: true, bound: true };
+    case 'official private':
+      return { ownerId: PLATFORM_OWNER, isPublic: false, isPlatform: true, bound: false };
+    case 'official private bound':
+      return { ownerId: PLATFORM_OWNER, isPublic: false, isPlatform: true, bound: true };
   }
 }
 
@@ -70,6 +77,10 @@ function oracle(kind: Kind, role: Role, flags: Required<IncludeFlags>): boolean 
       return official;
     case 'official public bound': // ... if bound, also includeEndpointBoundTemplates (README)
       return official && bound;
+    case 'official private': // platform keys only
+      return role === 'platform';
+    case 'official private bound': // ... if bound, also includeEndpointBoundTemplates
+      return role === 'platform' && bound;
   }
 }
 
@@ -79,16 +90,15 @@ const FLAG_SETS: Required<IncludeFlags>[] = [0, 1, 2, 3, 4, 5, 6, 7].map((n) => 
   includePlatformTemplates: (n & 4) !== 0,
 }));
 
-test('a template is visible exactly where the table says (7 kinds x 2 roles x 8 flag sets, own ones private and public)', () => {
+test('a template is visible exactly where the table says (9 kinds x 2 roles x 8 flag sets, own ones private and public)', () => {
   let checked = 0;
   let seen = 0;
   for (const role of ['user', 'platform'] as const) {
     for (const flags of FLAG_SETS) {
       const visibility = visibilityFor({ accountId: CALLER[role], role }, flags);
       for (const kind of KINDS) {
-        // The caller's own templates, private and public alike; but a platform key's own are official, and private
-        // official templates are not tested here.
-        for (const isPublic of kind.startsWith('own') && role === 'user' ? [false, true] : [true]) {
+        // The caller's own templates, private and public alike (a platform key's own are official).
+        for (const isPublic of kind.startsWith('own') ? [false, true] : [true]) {
           const expected = oracle(kind, role, flags);
           assert.equal(isVisible(visibility, factsOf(kind, role, isPublic)), expected, `${role} ${kind} ${JSON.stringify(flags)}`);
           checked++;
@@ -97,17 +107,28 @@ test('a template is visible exactly where the table says (7 kinds x 2 roles x 8 
       }
     }
   }
-  // user: 8 flag sets x (2 own kinds x 2 publicities + 5 others); platform: 8 x 7.
-  assert.equal(checked, 8 * 9 + 8 * 7);
-  // Counted by hand from the table: user 16 + 8 + 4 + 2 + 0 + 4 + 2, platform 8 + 4 + 4 + 2 + 0 + 8 + 4.
-  assert.equal(seen, 36 + 30);
+  // Each role: 8 flag sets x (2 own kinds x 2 publicities + 7 others).
+  assert.equal(checked, 2 * 8 * 11);
+  // Counted by hand from the table: user 16 + 8 + 4 + 2 + 0 + 4 + 2 + 0 + 0, platform 16 + 8 + 4 + 2 + 0 + 8 + 4 + 8 + 4.
+  assert.equal(seen, 36 + 54);
 });
 
 test('with no flags a user sees only its own unbound templates, and a platform key also official unbound ones', () => {
   const visibleKinds = (role: Role) =>
     KINDS.filter((kind) => isVisible(visibilityFor({ accountId: CALLER[role], role }, {}), factsOf(kind, role, true)));
   assert.deepEqual(visibleKinds('user'), ['own unbound']);
-  assert.deepEqual(visibleKinds('platform'), ['own unbound', 'official public']);
+  assert.deepEqual(visibleKinds('platform'), ['own unbound', 'official public', 'official private']);
+});
+
+test("a private official template is the platform's alone: no flag shows it to a user", () => {
+  const user = visibilityFor(
+    { accountId: CALLER.user, role: 'user' },
+    { includeEndpointBoundTemplates: true, includePublicTemplates: true, includePlatformTemplates: true },
+  );
+  assert.equal(isVisible(user, factsOf('official private', 'user', true)), false);
+  assert.equal(isVisible(user, factsOf('official private bound', 'user', true)), false);
+  const platform = visibilityFor({ accountId: CALLER.platform, role: 'platform' }, {});
+  assert.equal(isVisible(platform, factsOf('official private', 'platform', true)), true);
 });
 
 test('the public flag does not bring in official templates, and the platform flag does not bring in community ones', () => {
@@ -126,26 +147,28 @@ test('visibilityFor sets a flag only when it is exactly true, and a platform key
     bound: false,
     public: false,
     platform: false,
+    platformKey: false,
   });
   assert.deepEqual(
     visibilityFor(
       { accountId: 'acc_a', role: 'user' },
       { includeEndpointBoundTemplates: false, includePublicTemplates: false, includePlatformTemplates: false },
     ),
-    { ownerId: 'acc_a', bound: false, public: false, platform: false },
+    { ownerId: 'acc_a', bound: false, public: false, platform: false, platformKey: false },
   );
   assert.deepEqual(
     visibilityFor(
       { accountId: 'acc_a', role: 'user' },
       { includeEndpointBoundTemplates: true, includePublicTemplates: true, includePlatformTemplates: true },
     ),
-    { ownerId: 'acc_a', bound: true, public: true, platform: true },
+    { ownerId: 'acc_a', bound: true, public: true, platform: true, platformKey: false },
   );
   assert.deepEqual(visibilityFor({ accountId: 'acc_p', role: 'platform' }, { includePlatformTemplates: false }), {
     ownerId: 'acc_p',
     bound: false,
     public: false,
     platform: true,
+    platformKey: true,
   });
 });
 
@@ -153,7 +176,7 @@ test('the widest visibility is every flag set, for the caller itself, whatever i
   for (const role of ['user', 'platform'] as const) {
     const caller = { accountId: CALLER[role], role, keyId: 'key_1' };
     const widest = widestVisibility(caller);
-    assert.deepEqual(widest, { ownerId: CALLER[role], bound: true, public: true, platform: true });
+    assert.deepEqual(widest, { ownerId: CALLER[role], bound: true, public: true, platform: true, platformKey: role === 'platform' });
     assert.deepEqual(
       widest,
       visibilityFor(caller, { includeEndpointBoundTemplates: true, includePublicTemplates: true, includePlatformTemplates: true }),
@@ -165,7 +188,11 @@ test("the widest visibility shows every kind of template but another account's p
   for (const role of ['user', 'platform'] as const) {
     const widest = widestVisibility({ accountId: CALLER[role], role, keyId: 'key_1' });
     const hidden = KINDS.filter((kind) => !isVisible(widest, factsOf(kind, role, true)));
-    assert.deepEqual(hidden, ["other's private"], role);
+    assert.deepEqual(
+      hidden,
+      role === 'user' ? ["other's private", 'official private', 'official private bound'] : ["other's private"],
+      role,
+    );
   }
   const user = widestVisibility({ accountId: CALLER.user, role: 'user', keyId: 'key_1' });
   assert.equal(isVisible(user, factsOf('own bound', 'user', false)), true);

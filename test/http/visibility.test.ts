@@ -24,6 +24,7 @@ interface Account {
 function oracle(caller: Account, t: Seeded, f: Flags): boolean {
   if (t.bound && !f.includeEndpointBoundTemplates) return false; // bound templates only with the flag
   if (t.owner === caller.name) return true; // the caller's own
+  if (t.official && !t.isPublic) return caller.role === 'platform'; // a private official template: platform keys only
   if (t.official) return f.includePlatformTemplates || caller.role === 'platform'; // official
   if (t.isPublic) return f.includePublicTemplates; // another account's public template
   return false; // another account's private template: never
@@ -48,10 +49,11 @@ forEachDialect('visibility', (dialect) => {
       ['bob', 'user'],
       ['carol', 'user'],
       ['platform', 'platform'],
+      ['ops', 'platform'],
     ] as const) {
       accounts.push({ name, role, key: await h.key(name, role) });
     }
-    for (const owner of accounts.filter((a) => a.name !== 'carol')) {
+    for (const owner of accounts.filter((a) => a.name !== 'carol' && a.name !== 'ops')) {
       for (const isPublic of [false, true]) {
         for (const bound of [false, true]) {
           const r = await h.call('POST', '/v1/templates', { key: owner.key, body: templateBody({ isPublic, isServerless: bound }) });
@@ -67,7 +69,7 @@ forEachDialect('visibility', (dialect) => {
   });
   after(() => h.close());
 
-  test('GET by id answers 200 exactly where the table says, 404 elsewhere (4 accounts x 12 templates x 8 flag sets)', async () => {
+  test('GET by id answers 200 exactly where the table says, 404 elsewhere (5 accounts x 12 templates x 8 flag sets)', async () => {
     let checked = 0;
     for (const caller of accounts) {
       for (const flags of FLAG_SETS) {
@@ -81,7 +83,7 @@ forEachDialect('visibility', (dialect) => {
         }
       }
     }
-    assert.equal(checked, 4 * 8 * 12);
+    assert.equal(checked, 5 * 8 * 12);
   });
 
   test('the list holds exactly the visible templates, for every account and flag set', async () => {

@@ -15,7 +15,10 @@ import { at } from '../support/records.ts';
 
 const OLD = 1_400;
 const TOTAL = 20_000;
-const query: TemplateQuery = { visibility: { ownerId: 'acc_z_big', bound: false, public: true, platform: true }, limit: 100 };
+const query: TemplateQuery = {
+  visibility: { ownerId: 'acc_z_big', bound: false, public: true, platform: true, platformKey: false },
+  limit: 100,
+};
 
 forEachDialect('the plan of a list page', (dialect) => {
   let db: Database;
