@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, Insertable, Kysely } from 'kysely';
+import { type Compilable, type CompiledQuery, type Insertable, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Page } from '../domain/page.ts';
 import type { SqlDialect } from './dialect.ts';
 import type { Tables } from './schema.ts';
@@ -88,4 +88,33 @@ export function page<Row, T>(rows: Row[], limit: number, position: (row: Row) =>
   const shown = rows.slice(0, limit);
   const last = shown[shown.length - 1];
   return { items: shown.map(map), next: rows.length > limit && last ? position(last) : undefined };
+}
+
+/**
+ * Pages bounded in bytes. The candidates of a page (at most `limit + 1` rows, newest first) are chosen by their
+ * `position` and `size` alone; `sized` numbers them and adds their sizes up, and only the rows that fit in the
+ * budget are then joined to their content. So the database never hands over, and the server never holds, more than
+ * about one page, however large the rows. One statement: one snapshot.
+ */
+export const SIZED = [
+  'position',
+  sql<number>`sum(size) over (order by position desc rows between unbounded preceding and current row)`.as('running'),
+  sql<number>`row_number() over (order by position desc)`.as('rank'),
+  sql<number>`count(*) over ()`.as('fetched'),
+] as const;
+
+/** Keeps the first row, and every row whose running size is within `budget`. */
+export const withinBudget = (budget: number): RawBuilder<boolean> => sql<boolean>`(sized.rank = 1 or sized.running <= ${budget})`;
+
+/** A page from the rows that fit (each with how many candidates there were): more follow when some did not fit. */
+export function sizedPage<Row extends { fetched: number | string }, T>(
+  rows: Row[],
+  limit: number,
+  position: (row: Row) => number,
+  map: (row: Row) => T,
+): Page<T> {
+  const fetched = Number(rows[0]?.fetched ?? 0);
+  if (rows.length === fetched) return page(rows, limit, position, map);
+  const last = rows[rows.length - 1];
+  return { items: rows.map(map), next: last ? position(last) : undefined };
 }

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import {
   type EndpointRecord,
   endpointNameTaken,
@@ -6,8 +6,8 @@ import {
   type ReleaseStatus,
   templateAlreadyBound,
 } from '../domain/endpoint.ts';
-import type { Page } from '../domain/page.ts';
-import { type Core, page } from './core.ts';
+import { PAGE_MAX_BYTES, type Page } from '../domain/page.ts';
+import { type Core, page, SIZED, sizedPage, withinBudget } from './core.ts';
 import type { EndpointsTable, ReleasesTable } from './schema.ts';
 
 // Endpoints and their releases: one aggregate, one repository. Binding is a column of the template row.
@@ -94,14 +94,26 @@ export class EndpointRepository {
     return row && toRelease(row);
   }
 
+  /** Newest first, within PAGE_MAX_BYTES (see core.ts `SIZED`). */
   async listReleases(endpointId: string, limit: number, before?: number): Promise<Page<ReleaseRecord>> {
-    let select = this.core.db.selectFrom('releases').selectAll().where('endpoint_id', '=', endpointId);
-    if (before !== undefined) select = select.where('seq', '<', before);
-    const rows = await select
-      .orderBy('seq', 'desc')
-      .limit(limit + 1)
+    const rows = await this.core.db
+      .with('candidates', (qb) => {
+        let select = qb
+          .selectFrom('releases')
+          .select(['seq as position', sql<number>`octet_length(diff) + 512`.as('size')])
+          .where('endpoint_id', '=', endpointId);
+        if (before !== undefined) select = select.where('seq', '<', before);
+        return select.orderBy('seq', 'desc').limit(limit + 1);
+      })
+      .with('sized', (qb) => qb.selectFrom('candidates').select(SIZED))
+      .selectFrom('sized')
+      .innerJoin('releases', 'releases.seq', 'sized.position')
+      .selectAll('releases')
+      .select('sized.fetched')
+      .where(withinBudget(PAGE_MAX_BYTES))
+      .orderBy('releases.seq', 'desc')
       .execute();
-    return page(rows, limit, (row) => row.seq, toRelease);
+    return sizedPage(rows, limit, (row) => row.seq, toRelease);
   }
 
   async updateReleaseProgress(r: Pick<ReleaseRecord, 'id' | 'status' | 'workersUpdated' | 'workersTotal' | 'updatedAt'>): Promise<void> {

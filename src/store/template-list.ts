@@ -1,5 +1,6 @@
 import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import type { Visibility } from '../domain/visibility.ts';
+import { SIZED, withinBudget } from './core.ts';
 import type { Tables } from './schema.ts';
 
 // A page of templates: the visibility rule of domain/visibility.ts as SQL, read down the indexes made for it.
@@ -55,16 +56,21 @@ function visibleScopes(v: Visibility): Scope[] {
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** The bytes a template's representation takes; for one not built yet (see migration 0004), an estimate from its columns. */
+const SIZE = sql<number>`coalesce(octet_length(body), 2 * (octet_length(name) + octet_length(image_name) + octet_length(readme)
+  + octet_length(env) + octet_length(ports) + octet_length(docker_entrypoint) + octet_length(docker_start_cmd)) + 1024)`;
+
 /**
- * One page and one row more: each visibility scope read down its own index in `seq` order, and the pages merged.
- * An OR of the scopes in one query would make the database sort every visible template to find the first hundred.
+ * One page and one row more, within `budget` bytes: each visibility scope read down its own index in `seq` order,
+ * the pages merged (an OR of the scopes in one query would make the database sort every visible template to find
+ * the first hundred), cut where the representations' sizes pass the budget, and only then joined to them.
  */
-export function listQuery(db: Kysely<Tables>, query: TemplateQuery) {
+export function listQuery(db: Kysely<Tables>, query: TemplateQuery, budget: number) {
   const take = query.limit + 1;
   const branches = visibleScopes(query.visibility).map((scope) => {
     let select = db
       .selectFrom('templates')
-      .select(['seq', 'id', 'body'])
+      .select(['seq', SIZE.as('size')])
       .where((eb) => eb.and(scope.where(eb)));
     if (query.category !== undefined) select = select.where('category', '=', query.category);
     if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
@@ -75,5 +81,12 @@ export function listQuery(db: Kysely<Tables>, query: TemplateQuery) {
   // The caller's own scope is always there.
   const [first, ...rest] = branches.map((branch, i) => db.selectFrom(branch.as(`scope${i}`)).selectAll());
   const merged = rest.reduce((all, branch) => all.unionAll(branch), first as NonNullable<typeof first>);
-  return db.selectFrom(merged.as('visible')).selectAll().orderBy('seq', 'desc').limit(take);
+  return db
+    .with('candidates', (qb) => qb.selectFrom(merged.as('visible')).select(['seq as position', 'size']).orderBy('seq', 'desc').limit(take))
+    .with('sized', (qb) => qb.selectFrom('candidates').select(SIZED))
+    .selectFrom('sized')
+    .innerJoin('templates', 'templates.seq', 'sized.position')
+    .select(['templates.seq', 'templates.id', 'templates.body', 'sized.fetched'])
+    .where(withinBudget(budget))
+    .orderBy('templates.seq', 'desc');
 }

@@ -1,8 +1,8 @@
-import type { CompiledQuery, Selectable } from 'kysely';
-import type { Page } from '../domain/page.ts';
+import { type CompiledQuery, type Selectable, sql } from 'kysely';
+import { PAGE_MAX_BYTES, type Page } from '../domain/page.ts';
 import type { RevisionRecord } from '../domain/revision.ts';
 import { type TemplateRecord, type TemplateView, templateJson, templateNameTaken } from '../domain/template.ts';
-import { type Core, page } from './core.ts';
+import { type Core, SIZED, sizedPage, withinBudget } from './core.ts';
 import type { TemplateRevisionsTable, TemplatesTable } from './schema.ts';
 import { listQuery, type TemplateQuery } from './template-list.ts';
 
@@ -139,8 +139,8 @@ export class TemplateRepository {
    * scope is read down its own index and the pages merged (see template-list.ts).
    */
   async list(query: TemplateQuery): Promise<Page<string>> {
-    const rows = await listQuery(this.core.db, query).execute();
-    const shown = page(
+    const rows = await listQuery(this.core.db, query, PAGE_MAX_BYTES).execute();
+    const shown = sizedPage(
       rows,
       query.limit,
       (row) => row.seq,
@@ -152,7 +152,7 @@ export class TemplateRepository {
 
   /** The SQL a list page runs (tests read its plan). */
   listSql(query: TemplateQuery): CompiledQuery {
-    return listQuery(this.core.db, query).compile();
+    return listQuery(this.core.db, query, PAGE_MAX_BYTES).compile();
   }
 
   /**
@@ -196,16 +196,29 @@ export class TemplateRepository {
     return row && toRevision(row);
   }
 
-  /** Newest first; `before` is a revision number. */
+  /** Newest first, within PAGE_MAX_BYTES (see core.ts `SIZED`); `before` is a revision number. */
   async listRevisions(templateId: string, limit: number, before?: number): Promise<Page<RevisionRecord>> {
-    let select = this.core.db.selectFrom('template_revisions').selectAll().where('template_id', '=', templateId);
-    // Revision numbers are 32-bit integers; a larger cursor position starts from the newest.
-    if (before !== undefined) select = select.where('revision', '<', Math.min(before, 2 ** 31 - 1));
-    const rows = await select
-      .orderBy('revision', 'desc')
-      .limit(limit + 1)
+    const rows = await this.core.db
+      .with('candidates', (qb) => {
+        let select = qb
+          .selectFrom('template_revisions')
+          .select(['revision as position', sql<number>`octet_length(snapshot) + octet_length(diff)`.as('size')])
+          .where('template_id', '=', templateId);
+        // Revision numbers are 32-bit integers; a larger cursor position starts from the newest.
+        if (before !== undefined) select = select.where('revision', '<', Math.min(before, 2 ** 31 - 1));
+        return select.orderBy('revision', 'desc').limit(limit + 1);
+      })
+      .with('sized', (qb) => qb.selectFrom('candidates').select(SIZED))
+      .selectFrom('sized')
+      .innerJoin('template_revisions', (join) =>
+        join.onRef('template_revisions.revision', '=', 'sized.position').on('template_revisions.template_id', '=', templateId),
+      )
+      .selectAll('template_revisions')
+      .select('sized.fetched')
+      .where(withinBudget(PAGE_MAX_BYTES))
+      .orderBy('template_revisions.revision', 'desc')
       .execute();
-    return page(rows, limit, (row) => row.revision, toRevision);
+    return sizedPage(rows, limit, (row) => row.revision, toRevision);
   }
 }
 
