@@ -118,8 +118,11 @@ forEachDialect('updating a template', (dialect) => {
 
   test('official templates can be changed only by their platform account', async () => {
     const platform = await h.key('platform', 'platform');
-    const official = await create({}, platform);
+    const official = await create({ isPublic: true }, platform);
     assert.equal((await h.call('PATCH', `/v1/templates/${official.id}`, { key: alice, body: { readme: 'x' } })).status, 403);
+    // A private official template is the platform's alone: to a user it does not exist.
+    const hidden = await create({}, platform);
+    assert.equal((await h.call('PATCH', `/v1/templates/${hidden.id}`, { key: alice, body: { readme: 'x' } })).status, 404);
     const r = await h.call('PATCH', `/v1/templates/${official.id}`, { key: platform, body: { readme: 'x' } });
     assert.equal(r.status, 200);
     assert.equal(r.body.isPlatform, true);
