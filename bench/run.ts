@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { abuse } from './abuse.ts';
 import { seededIds, seedTemplates } from './seed.ts';
 
 // npm run bench [-- --quick | --smoke]: the service and its ceiling under one load generator, in one run,
@@ -12,9 +13,9 @@ import { seededIds, seedTemplates } from './seed.ts';
 
 const mode = process.argv.includes('--smoke') ? 'smoke' : process.argv.includes('--quick') ? 'quick' : 'full';
 const SETTINGS = {
-  smoke: { duration: 1, warmup: 0.5, large: 2_000, dialects: ['sqlite'] },
-  quick: { duration: 4, warmup: 1, large: 100_000, dialects: ['sqlite', 'postgres'] },
-  full: { duration: 10, warmup: 2, large: 1_000_000, dialects: ['sqlite', 'postgres'] },
+  smoke: { duration: 1, warmup: 0.5, large: 2_000, largeTemplates: 4, dialects: ['sqlite'] },
+  quick: { duration: 4, warmup: 1, large: 100_000, largeTemplates: 40, dialects: ['sqlite', 'postgres'] },
+  full: { duration: 10, warmup: 2, large: 1_000_000, largeTemplates: 200, dialects: ['sqlite', 'postgres'] },
 }[mode];
 const CONNECTIONS = 50;
 const SMALL = 1_000;
@@ -33,6 +34,8 @@ interface Row {
 }
 const rows: Row[] = [];
 const peakRss: Record<string, number> = {};
+/** Peak RSS once four clients have read pages of large templates at once, by database. */
+const pagesRss: Record<string, number> = {};
 
 // --- processes
 
@@ -230,6 +233,36 @@ async function service(dialect: string): Promise<void> {
       }
     };
     await measure(SMALL, ['get', 'list', 'create', 'update']);
+    // Abuse: junk bodies, and four pages of large templates at once while another tenant reads.
+    const hoarder = podplate(['keys', 'create', '--user', 'hoarder'], env);
+    const other = `/v1/templates/${seededIds(1, SMALL)[0]}?includePublicTemplates=true`;
+    const abused = await abuse(server.url, key, other, hoarder, SETTINGS.largeTemplates, SETTINGS.duration);
+    rows.push({
+      name: 'POST junk body (1 MiB, 100,000 unknown keys): 400',
+      dialect,
+      templates: SMALL,
+      ...abused.junk,
+      errors: abused.junk.unexpected,
+    });
+    rows.push({
+      name: `GET /v1/templates?limit=1000 of ~1 MB templates, 4 at once`,
+      dialect,
+      templates: abused.pages.templates,
+      rps: abused.pages.rps,
+      p50: 0,
+      p99: 0,
+      errors: abused.pages.errors,
+    });
+    rows.push({
+      name: 'GET /v1/templates/{id} of another tenant meanwhile',
+      dialect,
+      templates: abused.pages.templates,
+      rps: 0,
+      p50: abused.pages.otherP50,
+      p99: abused.pages.otherP99,
+      errors: abused.pages.otherErrors,
+    });
+    pagesRss[dialect] = peakRssMb(server.child.pid);
     await stop(server);
 
     await seedTemplates(db.url, ownerId, SMALL, SETTINGS.large);
@@ -285,6 +318,14 @@ function targets() {
         );
     }
     add(`peak RSS <= 300 MB (${d})`, peakRss[d], (v) => v <= 300, ' MB');
+    add(`junk body refused: p99 <= 25 ms (${d})`, find('POST junk body', d)?.p99, (v) => v <= 25, ' ms');
+    add(
+      `4 pages of large templates: another tenant's p99 <= 1,000 ms (${d})`,
+      find('GET /v1/templates/{id} of another', d, SETTINGS.largeTemplates)?.p99,
+      (v) => v <= 1000,
+      ' ms',
+    );
+    add(`4 pages of large templates: peak RSS <= 600 MB (${d})`, pagesRss[d], (v) => v <= 600, ' MB');
   }
   return out;
 }
@@ -319,6 +360,7 @@ const report = {
   durationSeconds: SETTINGS.duration,
   rows,
   peakRssMb: peakRss,
+  largePagesPeakRssMb: pagesRss,
   targets: targets(),
 };
 mkdirSync(join(root, 'bench/results'), { recursive: true });

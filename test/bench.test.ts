@@ -32,11 +32,14 @@ test('npm run bench -- --smoke runs every scenario and reports figures and targe
       'GET /v1/templates (page of 100) sqlite 1000',
       'POST /v1/templates sqlite 1000',
       'POST /v1/templates/{id}/update sqlite 1000',
+      'POST junk body (1 MiB, 100,000 unknown keys): 400 sqlite 1000',
+      'GET /v1/templates?limit=1000 of ~1 MB templates, 4 at once sqlite 4',
+      'GET /v1/templates/{id} of another tenant meanwhile sqlite 4',
       'GET /v1/templates/{id} sqlite 2000',
       'GET /v1/templates (page of 100) sqlite 2000',
     ]);
     for (const row of report.rows) {
-      assert.ok(row.rps > 0, `${row.name} served requests`);
+      if (!row.name.includes('meanwhile')) assert.ok(row.rps > 0, `${row.name} served requests`);
       assert.equal(row.errors, 0, `${row.name} without errors`);
       assert.equal(typeof row.ratio, 'number');
     }

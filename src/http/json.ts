@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { escapePointer, invalid } from '../domain/errors.ts';
+import { tooWide } from './json-width.ts';
 
 /**
  * Request bodies are JSON, parsed here so that each way a body can be unreadable gets its own clear 400.
@@ -11,6 +12,9 @@ export function registerJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '')
       return done(invalid('The request body is empty; send a JSON object.', [{ path: '', message: 'must be a JSON object' }]));
+    // Refused before it is parsed: building what no request needs would cost more than serving one.
+    const wide = tooWide(body as string);
+    if (wide) return done(invalid('The request body is wider or deeper than any request needs.', [wide]));
     try {
       done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch (error) {

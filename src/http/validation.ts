@@ -53,11 +53,25 @@ export function validatorCompiler(shared: TSchema[]): FastifySchemaCompiler<TSch
 }
 
 /**
- * The body's fields that hold more entries than their schema allows. Checked first, and alone when any is found:
- * validating each of half a million array items would hold the process for seconds to say the same.
+ * What is refused before validation, and alone when found, so that junk costs less to refuse than a request to
+ * serve: a body object with more keys than a request could hold (its first unknown fields are named, at most
+ * MAX_FIELD_ERRORS), and fields that hold more entries than their schema allows. Validating each of half a million
+ * array items, or building an error for each of 100,000 unknown fields, held the process for 165-540 ms to say
+ * the same.
  */
 function oversized(schema: TSchema, data: unknown): ErrorObject[] {
   if (!schema?.properties || typeof data !== 'object' || data === null || Array.isArray(data)) return [];
+  const keys = Object.keys(data);
+  if (schema.additionalProperties === false && keys.length > MAX_FIELD_ERRORS) {
+    const known = schema.properties as Record<string, unknown>;
+    const unknown: ErrorObject[] = [];
+    for (const key of keys) {
+      if (Object.hasOwn(known, key)) continue;
+      unknown.push({ instancePath: '', schemaPath: '', keyword: 'additionalProperties', params: { additionalProperty: key } });
+      if (unknown.length === MAX_FIELD_ERRORS) break;
+    }
+    return unknown;
+  }
   const errors: ErrorObject[] = [];
   for (const [field, value] of Object.entries(data)) {
     const property = schema.properties[field] as { maxItems?: number; maxProperties?: number } | undefined;

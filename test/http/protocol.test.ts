@@ -89,7 +89,14 @@ forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect)
       body: { name: 'x', imageName: 'ubuntu', dockerEntrypoint: Array(400_000).fill(0) },
     });
     assert.equal(huge.status, 400);
-    assert.deepEqual(huge.body.errors, [{ in: 'body', path: '/dockerEntrypoint', message: 'must have at most 64 entries' }]);
+    assert.deepEqual(huge.body.errors, [
+      { in: 'body', path: '/dockerEntrypoint', message: 'has more than 1000 items; no request needs that many' },
+    ]);
+    const over = await h.call('POST', '/v1/templates', {
+      key: alice,
+      body: { name: 'x', imageName: 'ubuntu', dockerEntrypoint: Array(900).fill('a') },
+    });
+    assert.deepEqual(over.body.errors, [{ in: 'body', path: '/dockerEntrypoint', message: 'must have at most 64 entries' }]);
     const manyBad = await h.call('POST', '/v1/templates', {
       key: alice,
       body: {
@@ -103,6 +110,28 @@ forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect)
     assert.equal(manyBad.status, 400);
     assert.equal(manyBad.body.errors.length, 100);
     assert.ok(manyBad.text.length < 20_000);
+  });
+
+  test('junk is refused before it is parsed or validated: too many keys or items anywhere, too deep, too many unknown fields', async () => {
+    const junk = `{${Array.from({ length: 100_000 }, (_, i) => `"k${i.toString(36)}":1`).join(',')}}`;
+    const wide = await h.call('POST', '/v1/templates', { key: alice, body: junk });
+    assert.equal(wide.status, 400);
+    assert.equal(wide.body.detail, 'The request body is wider or deeper than any request needs.');
+    assert.deepEqual(wide.body.errors, [{ in: 'body', path: '', message: 'has more than 1000 keys; no request needs that many' }]);
+    const env = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`V${i}`, 'a,b']));
+    const update = await h.call('PATCH', '/v1/templates/nosuchtemplate0', { key: alice, body: { env } });
+    assert.deepEqual(update.body.errors, [{ in: 'body', path: '/env', message: 'has more than 1000 keys; no request needs that many' }]);
+    const deep = await h.call('POST', '/v1/endpoints', { key: alice, body: `{"name":${'['.repeat(40)}${']'.repeat(40)}}` });
+    assert.equal(deep.status, 400);
+    assert.deepEqual(deep.body.errors, [{ in: 'body', path: `/name${'/0'.repeat(31)}`, message: 'nests deeper than 32 levels' }]);
+    // Wider than any schema but under the bound: the first 100 unknown fields are named, and nothing else is checked.
+    const unknown = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`u${i}`, i]));
+    const named = await h.call('POST', '/v1/templates', { key: alice, body: { name: 'x', imageName: 'UPPER', ...unknown } });
+    assert.equal(named.status, 400);
+    assert.deepEqual(
+      named.body.errors,
+      Array.from({ length: 100 }, (_, i) => ({ in: 'body', path: `/u${i}`, message: 'is not a known field' })),
+    );
   });
 
   test('a URL that cannot be decoded is a 400 problem', async () => {
