@@ -39,9 +39,12 @@ test('npm run bench -- --smoke runs every scenario and reports figures and targe
       'GET /v1/templates (page of 100) sqlite 2000',
     ]);
     for (const row of report.rows) {
+      // The abuse scenarios (junk, large pages and the tenant reading meanwhile) have no ceiling to compare with.
+      const abuse = /junk|at once|meanwhile/.test(row.name);
       if (!row.name.includes('meanwhile')) assert.ok(row.rps > 0, `${row.name} served requests`);
+      else assert.ok(row.p99 > 0, `${row.name} was timed`);
       assert.equal(row.errors, 0, `${row.name} without errors`);
-      assert.equal(typeof row.ratio, 'number');
+      if (!abuse) assert.equal(typeof row.ratio, 'number');
     }
     assert.ok(report.peakRssMb.sqlite > 0);
     assert.ok(report.targets.length >= 5);
