@@ -36,6 +36,14 @@ export const ConfigSchema = Type.Object({
     10_000_000,
     'Requests one API key may make per minute (a burst of as many); 0 turns the limit off.',
   ),
+  QUOTA_TEMPLATES_PER_ACCOUNT: integer(10_000, 0, 100_000_000, 'Templates one account may have; 0 turns the quota off.'),
+  QUOTA_BYTES_PER_ACCOUNT: integer(
+    1024 ** 3,
+    0,
+    2 ** 50,
+    "Bytes of templates one account may hold (each template's text, about its JSON size); 0 turns the quota off.",
+  ),
+  QUOTA_ENDPOINTS_PER_ACCOUNT: integer(1000, 0, 100_000_000, 'Endpoints one account may have; 0 turns the quota off.'),
   RELEASE_WEBHOOK_URL: Type.Optional(
     Type.String({ pattern: '^https?://.+', description: 'Where release webhooks are POSTed; unset, releases wait in the outbox.' }),
   ),

@@ -34,7 +34,14 @@ export function openStore(config: Config, poolSize = config.DB_POOL_SIZE): Store
 export async function serve(config: Config = readConfig()): Promise<void> {
   const store = openStore(config);
   await migrateWhenReachable(store);
-  const registry = new Registry(store, { keyCacheTtlMs: config.KEY_CACHE_TTL_MS });
+  const registry = new Registry(store, {
+    keyCacheTtlMs: config.KEY_CACHE_TTL_MS,
+    quotas: {
+      templates: config.QUOTA_TEMPLATES_PER_ACCOUNT,
+      bytes: config.QUOTA_BYTES_PER_ACCOUNT,
+      endpoints: config.QUOTA_ENDPOINTS_PER_ACCOUNT,
+    },
+  });
   const first = await registry.keys.bootstrap();
   if (first) {
     // The one time a key is shown by the server: on first start, so that somebody can sign in at all.

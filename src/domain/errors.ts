@@ -21,6 +21,7 @@ export class DomainError extends Error {
       | 'conflict'
       | 'precondition-failed'
       | 'idempotency-mismatch'
+      | 'quota-exceeded'
       | 'unavailable',
     message: string,
     readonly errors: FieldError[] = [],

@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type FieldError } from '../domain/errors.ts';
+import { QuotaExceeded } from '../domain/quota.ts';
 import { fieldErrors } from './validation.ts';
 
 // Every failure leaves as an RFC 9457 problem (application/problem+json), mapped here and nowhere else.
@@ -21,6 +22,16 @@ export const Problem = Type.Object(
         { description: 'Each offending field, when the problem is with the request content.' },
       ),
     ),
+    quota: Type.Optional(
+      Type.Object(
+        {
+          name: Type.String({ description: 'The setting that sets the quota, e.g. QUOTA_TEMPLATES_PER_ACCOUNT.' }),
+          limit: Type.Integer({ description: 'The most the account may hold.' }),
+          used: Type.Integer({ description: 'What the account holds now.' }),
+        },
+        { description: 'With `quota-exceeded`: which quota, its limit and the current use.' },
+      ),
+    ),
   },
   { $id: 'Problem', title: 'Problem' },
 );
@@ -38,6 +49,7 @@ const KINDS = {
   'payload-too-large': { status: 413, slug: 'payload-too-large', title: 'Payload too large' },
   'unsupported-media-type': { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
   'idempotency-mismatch': { status: 422, slug: 'idempotency-key-reused', title: 'Idempotency key reused' },
+  'quota-exceeded': { status: 403, slug: 'quota-exceeded', title: 'Quota exceeded' },
   'rate-limited': { status: 429, slug: 'rate-limited', title: 'Too many requests' },
   internal: { status: 500, slug: 'internal', title: 'Internal error' },
   unavailable: { status: 503, slug: 'unavailable', title: 'Service unavailable' },
@@ -73,6 +85,7 @@ export function problemResponses(...statuses: number[]) {
 const PART: Record<string, Part> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
 function toProblem(error: FastifyError): Problem {
+  if (error instanceof QuotaExceeded) return { ...problem(error.kind, error.message), quota: error.quota };
   if (error instanceof DomainError) {
     return problem(error.kind, error.message, error.errors);
   }

@@ -2,13 +2,17 @@ import { ENDPOINT_DEFAULTS, type EndpointCreate, type EndpointRecord, mayActOn }
 import { invalid, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Page } from '../domain/page.ts';
+import { NO_QUOTAS, type Quotas, quotaExceeded } from '../domain/quota.ts';
 import { now } from '../domain/time.ts';
 import type { Caller } from '../domain/visibility.ts';
 import type { Store } from '../store/store.ts';
 
 /** What users do with their Serverless endpoints: each use case one transaction. */
 export class Endpoints {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly quotas: Quotas = NO_QUOTAS,
+  ) {}
 
   async create(caller: Caller, input: EndpointCreate): Promise<EndpointRecord> {
     const { workersMin, workersMax } = { ...ENDPOINT_DEFAULTS, ...input };
@@ -43,6 +47,10 @@ export class Endpoints {
         updatedAt: at,
       };
       await tx.endpoints.create(endpoint);
+      if (this.quotas.endpoints > 0) {
+        const problem = quotaExceeded(await tx.accounts.usage(caller.accountId), { endpoints: 1 }, this.quotas);
+        if (problem) throw problem;
+      }
       return endpoint;
     });
   }

@@ -1,4 +1,5 @@
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
+import { NO_QUOTAS, type Quotas } from '../domain/quota.ts';
 import { Releases } from '../releases/releases.ts';
 import type { Store } from '../store/store.ts';
 import { Endpoints } from './endpoints.ts';
@@ -8,6 +9,8 @@ import { Templates } from './templates.ts';
 export interface RegistryOptions {
   /** How long a key lookup is cached: the longest a key revoked elsewhere may still be accepted. */
   keyCacheTtlMs: number;
+  /** Per account; 0 turns one off. */
+  quotas?: Quotas;
 }
 
 /**
@@ -24,8 +27,8 @@ export class Registry {
     private readonly store: Store,
     options: RegistryOptions,
   ) {
-    this.templates = new Templates(store);
-    this.endpoints = new Endpoints(store);
+    this.templates = new Templates(store, options.quotas ?? NO_QUOTAS);
+    this.endpoints = new Endpoints(store, options.quotas ?? NO_QUOTAS);
     this.releases = new Releases(store);
     this.keys = new Keys(store, options.keyCacheTtlMs);
   }

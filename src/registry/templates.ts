@@ -1,6 +1,7 @@
 import { DomainError, forbidden, invalid, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Page } from '../domain/page.ts';
+import { NO_QUOTAS, type Quotas, quotaExceeded, templateBytes } from '../domain/quota.ts';
 import { contentOf, diffContent, type FieldChange, type RevisionRecord } from '../domain/revision.ts';
 import {
   applyUpdate,
@@ -48,9 +49,20 @@ function check(precondition: Precondition | undefined, template: TemplateRecord)
   }
 }
 
+/** Refuses, inside the write's transaction, a write that took the account past a quota (see domain/quota.ts). */
+async function withinQuotas(tx: Transaction, accountId: string, added: { templates?: number; templateBytes?: number }, quotas: Quotas) {
+  const grows = ((added.templates ?? 0) > 0 && quotas.templates > 0) || ((added.templateBytes ?? 0) > 0 && quotas.bytes > 0);
+  if (!grows) return;
+  const problem = quotaExceeded(await tx.accounts.usage(accountId), added, quotas);
+  if (problem) throw problem;
+}
+
 /** What users do with templates: each use case one transaction. */
 export class Templates {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly quotas: Quotas = NO_QUOTAS,
+  ) {}
 
   create(caller: Caller, input: TemplateCreate, request?: Once<TemplateRecord>): Promise<Answer<TemplateRecord>> {
     const at = now();
@@ -76,6 +88,7 @@ export class Templates {
         keyId: caller.keyId,
         createdAt: at,
       });
+      await withinQuotas(tx, caller.accountId, { templates: 1, templateBytes: templateBytes(template) }, this.quotas);
       return template;
     });
   }
@@ -99,7 +112,9 @@ export class Templates {
   }
 
   update(caller: Caller, id: string, update: TemplateUpdate, precondition?: Precondition): Promise<TemplateRecord> {
-    return this.store.transaction((tx) => change(tx, caller, id, precondition, async (current) => applyUpdate(current, update)));
+    return this.store.transaction((tx) =>
+      change(tx, caller, id, precondition, this.quotas, async (current) => applyUpdate(current, update)),
+    );
   }
 
   rollback(
@@ -110,7 +125,7 @@ export class Templates {
     request?: Once<TemplateRecord>,
   ): Promise<Answer<TemplateRecord>> {
     return once(this.store, caller.accountId, request, (tx) =>
-      change(tx, caller, id, precondition, async (current) => {
+      change(tx, caller, id, precondition, this.quotas, async (current) => {
         const target = await tx.templates.findRevision(id, revision);
         if (!target) {
           throw invalid(`Revision ${revision} does not exist; this template has revisions 1 to ${current.revision}.`, [
@@ -167,6 +182,7 @@ async function change(
   caller: Caller,
   id: string,
   precondition: Precondition | undefined,
+  quotas: Quotas,
   contentFor: (current: TemplateRecord) => Promise<TemplateContent>,
 ): Promise<TemplateRecord> {
   const current = await ownTemplate(tx, caller, id, true);
@@ -177,6 +193,7 @@ async function change(
   const at = now();
   const next: TemplateRecord = { ...current, ...content, revision: current.revision + 1, updatedAt: at };
   if (!(await tx.templates.replace(next, current.revision))) throw new Error(`template ${id} changed under its lock`);
+  await withinQuotas(tx, caller.accountId, { templateBytes: templateBytes(next) - templateBytes(current) }, quotas);
   await tx.templates.insertRevision({
     templateId: id,
     revision: next.revision,

@@ -1,4 +1,5 @@
 import { type AccountRecord, type ApiKeyInfo, type ApiKeyRecord, type Principal, type Role, roleMismatch } from '../domain/account.ts';
+import type { AccountUsage } from '../domain/quota.ts';
 import type { Core } from './core.ts';
 
 // Accounts and their API keys: one aggregate, one repository. Keys are kept as SHA-256 digests only.
@@ -72,6 +73,20 @@ export class AccountRepository {
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
+  }
+
+  /** What the account holds, as the database's triggers keep it (migration 0005). */
+  async usage(accountId: string): Promise<AccountUsage> {
+    const row = await this.core.db
+      .selectFrom('account_usage')
+      .select(['templates', 'template_bytes', 'endpoints'])
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return {
+      templates: Number(row?.templates ?? 0),
+      templateBytes: Number(row?.template_bytes ?? 0),
+      endpoints: Number(row?.endpoints ?? 0),
+    };
   }
 
   async countKeys(): Promise<number> {

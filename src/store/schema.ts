@@ -131,6 +131,14 @@ export interface UsageReportsTable {
   created_at: string;
 }
 
+/** What an account holds, kept by triggers on templates and endpoints (migration 0005). */
+export interface AccountUsageTable {
+  account_id: string;
+  templates: number;
+  template_bytes: number;
+  endpoints: number;
+}
+
 export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -141,4 +149,5 @@ export interface Tables {
   outbox: OutboxTable;
   idempotency_keys: IdempotencyKeysTable;
   usage_reports: UsageReportsTable;
+  account_usage: AccountUsageTable;
 }

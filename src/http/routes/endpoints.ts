@@ -20,7 +20,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Create a Serverless endpoint',
       description: 'Binds a Serverless template of the caller to a new endpoint. A template is bound to one endpoint at a time.',
       body: Type.Ref(EndpointCreate),
-      response: { 200: Type.Ref(Endpoint, { description: 'The new endpoint.' }), ...problemResponses(400, 401, 409, 413, 415, 503) },
+      response: { 200: Type.Ref(Endpoint, { description: 'The new endpoint.' }), ...problemResponses(400, 401, 403, 409, 413, 415, 503) },
     },
     handler: async (request, reply) => {
       const endpoint = await endpoints.create(request.caller, request.body);

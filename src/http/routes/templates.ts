@@ -63,7 +63,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: Type.Ref(TemplateCreate),
       response: {
         200: oneTemplate('The new template.', { location: header('Where the new template is.') }),
-        ...problemResponses(400, 401, 409, 413, 415, 422, 503),
+        ...problemResponses(400, 401, 403, 409, 413, 415, 422, 503),
       },
     },
     handler: async (request, reply) =>

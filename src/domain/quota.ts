@@ -1,0 +1,92 @@
+import { DomainError } from './errors.ts';
+import type { TemplateContent } from './template.ts';
+
+// Quotas per account: how many templates, how many bytes of them, how many endpoints. 0 turns one off.
+
+export interface Quotas {
+  templates: number;
+  bytes: number;
+  endpoints: number;
+}
+
+/** What an account holds (kept by the database itself, see store migration 0005). */
+export interface AccountUsage {
+  templates: number;
+  templateBytes: number;
+  endpoints: number;
+}
+
+export const NO_QUOTAS: Quotas = { templates: 0, bytes: 0, endpoints: 0 };
+
+const SETTING = {
+  templates: 'QUOTA_TEMPLATES_PER_ACCOUNT',
+  bytes: 'QUOTA_BYTES_PER_ACCOUNT',
+  endpoints: 'QUOTA_ENDPOINTS_PER_ACCOUNT',
+} as const;
+type Quota = keyof typeof SETTING;
+
+/** A write refused because it would take an account past one of its quotas: names the quota, its limit and the use. */
+export class QuotaExceeded extends DomainError {
+  constructor(
+    readonly quota: { name: (typeof SETTING)[Quota]; limit: number; used: number },
+    detail: string,
+  ) {
+    super('quota-exceeded', detail);
+  }
+}
+
+const n = (value: number) => value.toLocaleString('en');
+const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
+
+/**
+ * A template's bytes, as its quota counts them: its text as stored (env, ports and commands as JSON text), plus 512
+ * for the rest of its representation. Within a few hundred bytes of its JSON. The database counts the same with a
+ * trigger (store migration 0005); a test holds the two equal.
+ */
+export function templateBytes(t: TemplateContent): number {
+  return (
+    utf8(t.name) +
+    utf8(t.imageName) +
+    utf8(t.volumeMountPath) +
+    utf8(t.containerRegistryAuthId) +
+    utf8(JSON.stringify(t.dockerEntrypoint)) +
+    utf8(JSON.stringify(t.dockerStartCmd)) +
+    utf8(JSON.stringify(t.env)) +
+    utf8(JSON.stringify(t.ports)) +
+    utf8(t.readme) +
+    512
+  );
+}
+
+/**
+ * The quota a write takes the account past, judged on its use after the write: `added` is what the write added
+ * (a write that adds nothing, or frees some, is never refused, so an account over a lowered quota can shrink).
+ */
+export function quotaExceeded(after: AccountUsage, added: Partial<AccountUsage>, quotas: Quotas): QuotaExceeded | undefined {
+  const templates = added.templates ?? 0;
+  if (quotas.templates > 0 && templates > 0 && after.templates > quotas.templates) {
+    const used = after.templates - templates;
+    return new QuotaExceeded(
+      { name: SETTING.templates, limit: quotas.templates, used },
+      `This account has ${n(used)} templates; an account may have at most ${n(quotas.templates)}. Delete some to make room.`,
+    );
+  }
+  const bytes = added.templateBytes ?? 0;
+  if (quotas.bytes > 0 && bytes > 0 && after.templateBytes > quotas.bytes) {
+    const used = after.templateBytes - bytes;
+    return new QuotaExceeded(
+      { name: SETTING.bytes, limit: quotas.bytes, used },
+      `This account's templates take ${n(used)} bytes and this would add ${n(bytes)}; an account may hold at most ` +
+        `${n(quotas.bytes)}. Make templates smaller or delete some.`,
+    );
+  }
+  const endpoints = added.endpoints ?? 0;
+  if (quotas.endpoints > 0 && endpoints > 0 && after.endpoints > quotas.endpoints) {
+    const used = after.endpoints - endpoints;
+    return new QuotaExceeded(
+      { name: SETTING.endpoints, limit: quotas.endpoints, used },
+      `This account has ${n(used)} endpoints; an account may have at most ${n(quotas.endpoints)}. Delete one to make room.`,
+    );
+  }
+  return undefined;
+}

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Kysely, Migrator, sql } from 'kysely';
+import { dialectFor } from '../../src/store/dialect.ts';
+import { migrations } from '../../src/store/migrations/index.ts';
+import { Store } from '../../src/store/store.ts';
+import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
+import { at, templateRecord } from '../support/records.ts';
+
+// Migrations on an install that already holds data: what a new migration computes from the rows already there.
+
+forEachDialect('migrations over existing data', (dialect) => {
+  let db: Database;
+  before(async () => {
+    db = await freshDatabase(dialect);
+  });
+  after(() => db.drop());
+
+  test('0005 counts what each account held before it: templates, their bytes, endpoints', async () => {
+    const sqlDialect = dialectFor(db.url);
+    const kysely = new Kysely<any>({ dialect: sqlDialect.kysely });
+    const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(kysely)).rows[0]?.s : undefined;
+    const migrator = new Migrator({
+      db: kysely,
+      provider: { getMigrations: async () => migrations(sqlDialect) },
+      migrationTableSchema: schema,
+    });
+    try {
+      assert.equal((await migrator.migrateTo('0004-body-follows-columns')).error, undefined);
+      await sql`insert into accounts (id, name, role, created_at) values ('acc_a', 'a', 'user', ${at}), ('acc_b', 'b', 'user', ${at})`.execute(
+        kysely,
+      );
+      const templates = [
+        templateRecord({ ownerId: 'acc_a', readme: 'é'.repeat(100), isServerless: true }),
+        templateRecord({ ownerId: 'acc_a', env: { A: 'b' } }),
+        templateRecord({ ownerId: 'acc_b' }),
+      ];
+      const store = Store.open(dialectFor(db.url));
+      try {
+        for (const t of templates) await store.templates.insert(t);
+      } finally {
+        await store.close();
+      }
+      const raw = new Kysely<any>({ dialect: dialectFor(db.url).kysely });
+      await sql`insert into endpoints (id, owner_id, name, template_id, workers_min, workers_max, version, created_at, updated_at)
+        values ('ep1', 'acc_a', 'ep', ${templates[0]?.id}, 0, 1, 1, ${at}, ${at})`.execute(raw);
+      await raw.destroy();
+
+      const latest = Store.open(dialectFor(db.url));
+      try {
+        await latest.migrate();
+        const { templateBytes } = await import('../../src/domain/quota.ts');
+        const bytes = (ts: typeof templates) => ts.reduce((sum, t) => sum + templateBytes(t), 0);
+        assert.deepEqual(await latest.accounts.usage('acc_a'), { templates: 2, templateBytes: bytes(templates.slice(0, 2)), endpoints: 1 });
+        assert.deepEqual(await latest.accounts.usage('acc_b'), { templates: 1, templateBytes: bytes(templates.slice(2)), endpoints: 0 });
+        assert.deepEqual(await latest.accounts.usage('acc_none'), { templates: 0, templateBytes: 0, endpoints: 0 });
+      } finally {
+        await latest.close();
+      }
+    } finally {
+      await kysely.destroy();
+    }
+  });
+});
