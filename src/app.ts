@@ -10,7 +10,7 @@ import { authenticate } from './http/auth.ts';
 import { registerJsonParser } from './http/json.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { Problem, problem, registerProblemHandlers, sendProblem } from './http/problem.ts';
-import { RateLimiter } from './http/rate-limit.ts';
+import { rateLimit } from './http/rate-limit.ts';
 import { endpointRoutes } from './http/routes/endpoints.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { templateRoutes } from './http/routes/templates.ts';
@@ -28,7 +28,7 @@ declare module 'fastify' {
 export interface AppOptions {
   /** The application the routes serve; HTTP reaches the data through it alone. */
   registry: Registry;
-  config: Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'>;
+  config: Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'> & Partial<Pick<Config, 'TRUST_PROXY'>>;
   logger?: FastifyServerOptions['logger'];
   /** Where the built web UI is (ui/dist by default); without one, / explains how to build it. */
   uiDir?: string;
@@ -50,6 +50,16 @@ const SHARED_SCHEMAS = [
   Problem,
 ];
 
+/** TRUST_PROXY as Fastify takes it: "true", a number of proxy hops, or a list of proxy addresses and ranges. */
+export function trustProxy(setting = 'false'): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (setting === 'true' || setting === 'false') return setting === 'true';
+  if (/^\d+$/.test(setting)) {
+    const hops = Number(setting);
+    return (_address, hop) => hop < hops;
+  }
+  return setting.split(',').map((s) => s.trim());
+}
+
 /** The HTTP application: what the server listens with, and what tests and benchmarks inject into. */
 export async function buildApp({ registry, config, logger = false, uiDir }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -67,6 +77,9 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
       connectionsCheckingInterval: Math.min(1000, config.HEADERS_TIMEOUT_MS),
     },
     requestIdHeader: false,
+    // Which address a request comes from (for the throttling of failed authentications): the socket's, unless a
+    // proxy in front is trusted to say it in X-Forwarded-For.
+    trustProxy: trustProxy(config.TRUST_PROXY),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
@@ -113,7 +126,7 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
   await app.register(
     async (api) => {
       api.addHook('onRequest', authenticate(registry));
-      if (config.RATE_LIMIT_PER_MINUTE > 0) api.addHook('onRequest', new RateLimiter(config.RATE_LIMIT_PER_MINUTE).check);
+      if (config.RATE_LIMIT_PER_MINUTE > 0) api.addHook('onRequest', rateLimit(registry, config.RATE_LIMIT_PER_MINUTE));
       await api.register(templateRoutes);
       await api.register(endpointRoutes);
     },

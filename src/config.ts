@@ -44,6 +44,18 @@ export const ConfigSchema = Type.Object({
     "Bytes of templates one account may hold (each template's text, about its JSON size); 0 turns the quota off.",
   ),
   QUOTA_ENDPOINTS_PER_ACCOUNT: integer(1000, 0, 100_000_000, 'Endpoints one account may have; 0 turns the quota off.'),
+  AUTH_FAILURES_PER_MINUTE: integer(
+    60,
+    0,
+    10_000_000,
+    'Failed authentications one client address may make a minute; beyond it they are answered 429. 0 turns it off.',
+  ),
+  TRUST_PROXY: Type.String({
+    default: 'false',
+    pattern: '^(true|false|[0-9]+|[0-9A-Fa-f:./]+(,[0-9A-Fa-f:./ ]+)*)$',
+    description:
+      'Where the client address is read: "false" the socket; "true", a number of hops, or proxy addresses/ranges, X-Forwarded-For.',
+  }),
   RELEASE_WEBHOOK_URL: Type.Optional(
     Type.String({ pattern: '^https?://.+', description: 'Where release webhooks are POSTed; unset, releases wait in the outbox.' }),
   ),

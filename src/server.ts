@@ -36,6 +36,7 @@ export async function serve(config: Config = readConfig()): Promise<void> {
   await migrateWhenReachable(store);
   const registry = new Registry(store, {
     keyCacheTtlMs: config.KEY_CACHE_TTL_MS,
+    authFailuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
     quotas: {
       templates: config.QUOTA_TEMPLATES_PER_ACCOUNT,
       bytes: config.QUOTA_BYTES_PER_ACCOUNT,

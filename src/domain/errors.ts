@@ -22,6 +22,7 @@ export class DomainError extends Error {
       | 'precondition-failed'
       | 'idempotency-mismatch'
       | 'quota-exceeded'
+      | 'rate-limited'
       | 'unavailable',
     message: string,
     readonly errors: FieldError[] = [],
@@ -36,6 +37,16 @@ export const notFound = (what: string) => new DomainError('not-found', `No ${wha
 export const forbidden = (detail: string) => new DomainError('forbidden', detail);
 export const conflict = (detail: string, errors: FieldError[] = []) => new DomainError('conflict', detail, errors);
 export const unavailable = (detail: string) => new DomainError('unavailable', detail);
+
+/** Too many requests of a kind: retry after `retryAfterSeconds`. */
+export class RateLimited extends DomainError {
+  constructor(
+    detail: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('rate-limited', detail);
+  }
+}
 
 /** Is `error` a domain error of this kind? */
 export const isKind = (error: unknown, kind: DomainError['kind']): error is DomainError =>

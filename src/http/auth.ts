@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import { DomainError } from '../domain/errors.ts';
 import type { Caller } from '../domain/visibility.ts';
 import type { Registry } from '../registry/registry.ts';
 
@@ -9,13 +8,16 @@ declare module 'fastify' {
   }
 }
 
-const unauthenticated = (detail: string) => new DomainError('unauthenticated', detail);
+const BEARER = /^Bearer +([\x21-\x7e]{1,512})$/i;
 
-/** The onRequest hook that resolves `Authorization: Bearer <key>` to the request's caller. */
+/**
+ * The onRequest hook that resolves `Authorization: Bearer <key>` to the request's caller. Every failure counts
+ * against the client's address (request.ip, through TRUST_PROXY when set).
+ */
 export const authenticate = (registry: Registry) => async (request: FastifyRequest) => {
   const header = request.headers.authorization;
-  if (!header) throw unauthenticated('Send your API key as "Authorization: Bearer <key>".');
-  const match = /^Bearer +([\x21-\x7e]{1,512})$/i.exec(header);
-  if (!match?.[1]) throw unauthenticated('The Authorization header must be "Bearer <key>".');
-  request.caller = await registry.keys.authenticate(match[1]);
+  if (!header) throw await registry.keys.refused(request.ip, 'Send your API key as "Authorization: Bearer <key>".');
+  const secret = BEARER.exec(header)?.[1];
+  if (!secret) throw await registry.keys.refused(request.ip, 'The Authorization header must be "Bearer <key>".');
+  request.caller = await registry.keys.authenticate(secret, request.ip);
 };

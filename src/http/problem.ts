@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, type FieldError } from '../domain/errors.ts';
+import { DomainError, type FieldError, RateLimited } from '../domain/errors.ts';
 import { QuotaExceeded } from '../domain/quota.ts';
 import { fieldErrors } from './validation.ts';
 
@@ -118,6 +118,7 @@ function toProblem(error: FastifyError): Problem {
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const body = toProblem(error);
+    if (error instanceof RateLimited) reply.header('retry-after', String(Math.max(1, error.retryAfterSeconds)));
     if (body.status === 503) {
       const cause = (error.cause ?? error) as { name?: string; code?: string; message?: string };
       request.log.warn({ err: { type: cause.name, code: cause.code, message: cause.message } }, 'database unavailable');

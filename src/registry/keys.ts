@@ -1,10 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ACCOUNT_NAME, ACCOUNT_NAME_RULE, type ApiKeyInfo, type Principal, type Role } from '../domain/account.ts';
-import { DomainError, invalid } from '../domain/errors.ts';
+import { DomainError, invalid, RateLimited } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { now } from '../domain/time.ts';
 import type { Caller } from '../domain/visibility.ts';
 import type { Store } from '../store/store.ts';
+import type { Limits } from './limits.ts';
 
 export const KEY_PREFIX = 'pp_';
 
@@ -25,24 +26,47 @@ const unauthenticated = (detail: string) => new DomainError('unauthenticated', d
 const MAX_CACHED = 10_000;
 
 /**
- * API keys: made by operators, resolved to a caller on every request. Lookups are cached for `cacheTtlMs`, so a
- * key revoked elsewhere (another process, the CLI) is refused at the latest `cacheTtlMs` later.
+ * API keys: made by operators, resolved to a caller on every request. Keys found are cached for `cacheTtlMs`, so a
+ * key revoked elsewhere (another process, the CLI) is refused at the latest `cacheTtlMs` later; keys not found are
+ * never cached, so guesses can't push real keys out. Failed authentications are counted per client address: past
+ * `failuresPerMinute`, an address's failures are answered 429, while its valid keys go on working.
  */
 export class Keys {
-  private readonly cache = new Map<string, { principal: Principal | undefined; until: number }>();
+  private readonly cache = new Map<string, { principal: Principal; until: number }>();
 
   constructor(
     private readonly store: Store,
     private readonly cacheTtlMs: number,
+    private readonly limits: Limits,
+    private readonly failuresPerMinute: number,
   ) {}
 
-  /** The caller a key stands for; unauthenticated when the key is unknown or revoked. */
-  async authenticate(secret: string): Promise<Caller> {
+  /** The caller a key stands for; unauthenticated (or rate-limited) when the key is unknown or revoked. */
+  async authenticate(secret: string, address: string): Promise<Caller> {
     const digest = digestOf(secret);
     const principal = await this.lookup(digest);
-    if (!principal || !sameDigest(principal.digest, digest)) throw unauthenticated('The API key is not valid.');
-    if (principal.revokedAt !== null) throw unauthenticated('The API key has been revoked.');
+    if (!principal || !sameDigest(principal.digest, digest)) throw await this.refused(address, 'The API key is not valid.');
+    if (principal.revokedAt !== null) throw await this.refused(address, 'The API key has been revoked.');
     return { accountId: principal.accountId, role: principal.role, keyId: principal.keyId };
+  }
+
+  /** What a failed authentication from `address` gets: a 401, or a 429 once the address has failed too often. */
+  async refused(address: string, detail: string): Promise<DomainError> {
+    if (this.failuresPerMinute > 0) {
+      const waitMs = await this.limits.take(`auth-failures ${address}`, this.failuresPerMinute);
+      if (waitMs > 0) {
+        return new RateLimited(
+          `More than ${this.failuresPerMinute} failed authentications came from this address in a minute; retry after the time in Retry-After.`,
+          Math.ceil(waitMs / 1000),
+        );
+      }
+    }
+    return unauthenticated(detail);
+  }
+
+  /** Keys currently cached (only keys that exist are). */
+  get cached(): number {
+    return this.cache.size;
   }
 
   private async lookup(digest: string): Promise<Principal | undefined> {
@@ -50,9 +74,9 @@ export class Keys {
     const hit = this.cache.get(digest);
     if (hit && hit.until > at) return hit.principal;
     const principal = await this.store.accounts.findPrincipal(digest);
-    if (this.cacheTtlMs > 0) {
+    this.cache.delete(digest);
+    if (principal && this.cacheTtlMs > 0) {
       if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.delete(digest);
       this.cache.set(digest, { principal, until: at + this.cacheTtlMs });
     }
     return principal;

@@ -4,6 +4,7 @@ import { Releases } from '../releases/releases.ts';
 import type { Store } from '../store/store.ts';
 import { Endpoints } from './endpoints.ts';
 import { Keys } from './keys.ts';
+import { Limits } from './limits.ts';
 import { Templates } from './templates.ts';
 
 export interface RegistryOptions {
@@ -11,6 +12,8 @@ export interface RegistryOptions {
   keyCacheTtlMs: number;
   /** Per account; 0 turns one off. */
   quotas?: Quotas;
+  /** Failed authentications one client address may make a minute before they are answered 429; 0 turns it off. */
+  authFailuresPerMinute?: number;
 }
 
 /**
@@ -22,6 +25,8 @@ export class Registry {
   readonly endpoints: Endpoints;
   readonly releases: Releases;
   readonly keys: Keys;
+  /** Token buckets: this process's own, or shared by every process of the install (see limits.ts). */
+  readonly limits: Limits;
 
   constructor(
     private readonly store: Store,
@@ -30,7 +35,8 @@ export class Registry {
     this.templates = new Templates(store, options.quotas ?? NO_QUOTAS);
     this.endpoints = new Endpoints(store, options.quotas ?? NO_QUOTAS);
     this.releases = new Releases(store);
-    this.keys = new Keys(store, options.keyCacheTtlMs);
+    this.limits = new Limits(store.shared ? store.rateBuckets : undefined);
+    this.keys = new Keys(store, options.keyCacheTtlMs, this.limits, options.authFailuresPerMinute ?? 0);
   }
 
   /** Resolves when the database answers. */

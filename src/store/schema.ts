@@ -139,6 +139,15 @@ export interface AccountUsageTable {
   endpoints: number;
 }
 
+/** Token buckets shared by every process (migration 0006). */
+export interface RateBucketsTable {
+  bucket: string;
+  tokens: number;
+  updated_ms: number;
+  /** What the last take granted: how the statement that takes tokens tells how many it took. */
+  granted: number;
+}
+
 export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -150,4 +159,5 @@ export interface Tables {
   idempotency_keys: IdempotencyKeysTable;
   usage_reports: UsageReportsTable;
   account_usage: AccountUsageTable;
+  rate_buckets: RateBucketsTable;
 }

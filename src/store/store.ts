@@ -7,6 +7,7 @@ import { GroupCommit } from './group-commit.ts';
 import { IdempotencyRepository } from './idempotency.ts';
 import { migrations } from './migrations/index.ts';
 import { OutboxRepository } from './outbox.ts';
+import { RateBucketRepository } from './rate-buckets.ts';
 import type { Tables } from './schema.ts';
 import { assertOutside, Scope, within, withTimeLimit } from './scope.ts';
 import { TemplateRepository } from './templates.ts';
@@ -22,6 +23,7 @@ export abstract class Repositories {
   readonly outbox: OutboxRepository;
   readonly idempotency: IdempotencyRepository;
   readonly usage: UsageRepository;
+  readonly rateBuckets: RateBucketRepository;
 
   protected constructor(core: Core) {
     this.templates = new TemplateRepository(core);
@@ -30,6 +32,7 @@ export abstract class Repositories {
     this.outbox = new OutboxRepository(core);
     this.idempotency = new IdempotencyRepository(core);
     this.usage = new UsageRepository(core);
+    this.rateBuckets = new RateBucketRepository(core);
   }
 }
 
@@ -64,6 +67,11 @@ export class Store extends Repositories {
   ) {
     super(new Core(kysely, dialect, identity));
     if (dialect.name === 'sqlite') this.groups = new GroupCommit(kysely, identity, options.transactionTimeoutMs);
+  }
+
+  /** Several processes may share this database (PostgreSQL); SQLite is one process's own. */
+  get shared(): boolean {
+    return this.dialect.name === 'postgres';
   }
 
   static open(dialect: SqlDialect, options: StoreOptions = DEFAULT_STORE_OPTIONS): Store {

@@ -86,7 +86,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export type HarnessConfig = Partial<AppOptions['config'] & { KEY_CACHE_TTL_MS: number; quotas: Quotas }>;
+export type HarnessConfig = Partial<AppOptions['config'] & { KEY_CACHE_TTL_MS: number; AUTH_FAILURES_PER_MINUTE: number; quotas: Quotas }>;
 
 export async function startHarness(dialect: DialectName, config: HarnessConfig = {}): Promise<Harness> {
   const database = await freshDatabase(dialect);
@@ -94,8 +94,8 @@ export async function startHarness(dialect: DialectName, config: HarnessConfig =
   // tests restart PostgreSQL: a statement may take up to 30 s here before it is cancelled.
   const store = Store.open(dialectFor(database.url, { poolSize: 5, statementTimeoutMs: 30_000, connectionTimeoutMs: 5000 }));
   await store.migrate();
-  const { KEY_CACHE_TTL_MS = 2000, quotas, ...appConfig } = config;
-  const registry = new Registry(store, { keyCacheTtlMs: KEY_CACHE_TTL_MS, quotas });
+  const { KEY_CACHE_TTL_MS = 2000, AUTH_FAILURES_PER_MINUTE = 0, quotas, ...appConfig } = config;
+  const registry = new Registry(store, { keyCacheTtlMs: KEY_CACHE_TTL_MS, quotas, authFailuresPerMinute: AUTH_FAILURES_PER_MINUTE });
   const app = await buildApp({
     registry,
     config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0, ...appConfig },

@@ -5,6 +5,7 @@ import * as history from './0002-history-releases-outbox.ts';
 import * as body from './0003-template-body.ts';
 import * as bodyFollows from './0004-body-follows-columns.ts';
 import * as accountUsage from './0005-account-usage.ts';
+import * as rateBuckets from './0006-rate-buckets.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
@@ -15,6 +16,7 @@ const ordered: [string, DialectMigration][] = [
   ['0003-template-body', body],
   ['0004-body-follows-columns', bodyFollows],
   ['0005-account-usage', accountUsage],
+  ['0006-rate-buckets', rateBuckets],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {

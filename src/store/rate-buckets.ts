@@ -1,0 +1,35 @@
+import { sql } from 'kysely';
+import type { Core } from './core.ts';
+
+/** What taking tokens from a bucket gave: how many, and what the bucket holds after. */
+export interface Taken {
+  granted: number;
+  /** Tokens left (fractional: the bucket refills continuously). */
+  tokens: number;
+}
+
+/**
+ * Token buckets in the database, shared by every process. One statement takes up to `want` tokens from a bucket
+ * that holds at most `capacity` and refills `perMs` a millisecond, timed by the database's own clock, so that the
+ * processes' clocks never matter. (In an upsert's SET, every column named is the row's value before it.)
+ */
+export class RateBucketRepository {
+  constructor(private readonly core: Core) {}
+
+  async take(bucket: string, want: number, capacity: number, perMs: number): Promise<Taken> {
+    const postgres = this.core.dialect.name === 'postgres';
+    const now = postgres ? sql`extract(epoch from statement_timestamp()) * 1000` : sql`unixepoch('subsec') * 1000`;
+    const [least, greatest] = postgres ? [sql`least`, sql`greatest`] : [sql`min`, sql`max`];
+    const refilled = sql`${least}(${capacity}, b.tokens + ${greatest}(0, ${now} - b.updated_ms) * ${perMs})`;
+    const first = Math.min(want, capacity);
+    const { rows } = await sql<{ granted: number; tokens: number }>`
+      insert into rate_buckets as b (bucket, tokens, updated_ms, granted)
+      values (${bucket}, ${capacity - first}, ${now}, ${first})
+      on conflict (bucket) do update set
+        granted = ${least}(${want}, floor(${refilled})),
+        tokens = ${refilled} - ${least}(${want}, floor(${refilled})),
+        updated_ms = ${greatest}(b.updated_ms, ${now})
+      returning granted, tokens`.execute(this.core.db);
+    return { granted: Number(rows[0]?.granted ?? 0), tokens: Number(rows[0]?.tokens ?? 0) };
+  }
+}
