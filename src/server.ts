@@ -69,6 +69,8 @@ export async function serve(config: Config = readConfig()): Promise<void> {
   if (!deliverer) app.log.warn('RELEASE_WEBHOOK_URL is not set: rolling releases are recorded, and wait in the outbox');
   // Stored responses to Idempotency-Keys are kept 24 hours, then forgotten.
   const housekeeping = setInterval(() => registry.forgetExpiredResponses().catch(() => {}), 60 * 60 * 1000).unref();
+  // Rate-limit buckets idle for a minute are full again: forgotten every minute, so failed addresses leave no rows.
+  const buckets = setInterval(() => registry.forgetIdleBuckets().catch(() => {}), 60 * 1000).unref();
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -76,6 +78,7 @@ export async function serve(config: Config = readConfig()): Promise<void> {
     app.log.info({ signal }, 'shutting down: draining in-flight requests');
     try {
       clearInterval(housekeeping);
+      clearInterval(buckets);
       await app.close();
       await deliverer?.stop();
       await store.close();

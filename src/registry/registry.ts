@@ -44,6 +44,11 @@ export class Registry {
     return this.store.ping();
   }
 
+  /** Forgets the shared rate-limit buckets idle for a minute or more (they are full again); how many. */
+  forgetIdleBuckets(): Promise<number> {
+    return this.store.shared ? this.store.rateBuckets.forgetIdle(60_000) : Promise.resolve(0);
+  }
+
   /** Forgets the responses kept for Idempotency-Keys once their retention has passed; how many. */
   forgetExpiredResponses(): Promise<number> {
     return this.store.idempotency.forgetBefore(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString());

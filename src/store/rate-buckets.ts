@@ -32,4 +32,15 @@ export class RateBucketRepository {
       returning granted, tokens`.execute(this.core.db);
     return { granted: Number(rows[0]?.granted ?? 0), tokens: Number(rows[0]?.tokens ?? 0) };
   }
+
+  /**
+   * Forgets buckets untouched for `idleMs`, by the database's clock: a bucket idle for as long as it takes to refill
+   * is full again, the same as no bucket at all. Without this, every address that ever failed would keep a row.
+   */
+  async forgetIdle(idleMs: number): Promise<number> {
+    const now =
+      this.core.dialect.name === 'postgres' ? sql`extract(epoch from statement_timestamp()) * 1000` : sql`unixepoch('subsec') * 1000`;
+    const result = await this.core.db.deleteFrom('rate_buckets').where(sql<boolean>`updated_ms < ${now} - ${idleMs}`).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
 }

@@ -122,3 +122,18 @@ for (const LIMIT of [40, 600])
       assert.ok(Number(refused?.headers['retry-after']) >= 1);
     });
   });
+
+forEachDialect('shared rate-limit buckets', (dialect) => {
+  test('buckets idle for as long as they take to refill are forgotten, so failing addresses leave no rows', async () => {
+    const h = await startHarness(dialect);
+    try {
+      await h.store.rateBuckets.take('auth-failures 203.0.113.9', 1, 60, 0.001);
+      await h.store.rateBuckets.take('key key_recent', 1, 60, 0.001);
+      assert.equal(await h.store.rateBuckets.forgetIdle(60_000), 0, 'nothing idle yet');
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      assert.equal(await h.store.rateBuckets.forgetIdle(10), 2);
+    } finally {
+      await h.close();
+    }
+  });
+});
