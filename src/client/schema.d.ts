@@ -326,6 +326,15 @@ export interface components {
                 /** @description JSON Pointer to the offending value, from the root of its part of the request. */
                 path: string;
             }[];
+            /** @description With `quota-exceeded`: which quota, its limit and the current use. */
+            quota?: {
+                /** @description The most the account may hold. */
+                limit: number;
+                /** @description The setting that sets the quota, e.g. QUOTA_TEMPLATES_PER_ACCOUNT. */
+                name: string;
+                /** @description What the account holds now. */
+                used: number;
+            };
             /** @description The HTTP status code. */
             status: number;
             /** @description A short summary of the kind of problem. */
@@ -857,6 +866,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Quota exceeded */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Conflict */
             409: {
                 headers: {
@@ -1120,7 +1138,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Quota exceeded */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1287,6 +1305,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Quota exceeded */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Conflict */
             409: {
                 headers: {
@@ -1442,7 +1469,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Quota exceeded */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1537,7 +1564,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Quota exceeded */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1646,7 +1673,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Quota exceeded */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1725,7 +1752,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Quota exceeded */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1847,7 +1874,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Quota exceeded */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1957,7 +1984,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Quota exceeded */
             403: {
                 headers: {
                     [name: string]: unknown;

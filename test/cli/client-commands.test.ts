@@ -310,11 +310,17 @@ forEachDialect('podplate client commands', (dialect) => {
     }).createTemplate({
       name: 'official',
       imageName: IMAGE,
+      isPublic: true,
+    });
+    const internal = await createPodplateClient({ url: server.url, apiKey: platformKey, fetch: freshConnection }).createTemplate({
+      name: 'internal',
+      imageName: IMAGE,
     });
     const mine = json(['templates', 'list', '--all']).map((t: { id: string }) => t.id);
     assert.equal(mine.includes(official.value.id), false);
     const withPlatform = json(['templates', 'list', '--platform', '--all']).map((t: { id: string }) => t.id);
     assert.equal(withPlatform.includes(official.value.id), true);
+    assert.equal(withPlatform.includes(internal.value.id), false, "a private official template is the platform's alone");
     assert.match(ok(['templates', 'get', official.value.id]).stdout, /^Visibility:\s+official$/m);
   });
 
