@@ -4,6 +4,7 @@ import type { Page } from '../domain/page.ts';
 import { contentOf, diffContent, type FieldChange, type RevisionRecord } from '../domain/revision.ts';
 import {
   applyUpdate,
+  checkSentBack,
   newTemplateContent,
   type TemplateContent,
   type TemplateCreate,
@@ -99,7 +100,12 @@ export class Templates {
   }
 
   update(caller: Caller, id: string, update: TemplateUpdate, precondition?: Precondition): Promise<TemplateRecord> {
-    return this.store.transaction((tx) => change(tx, caller, id, precondition, async (current) => applyUpdate(current, update)));
+    return this.store.transaction((tx) =>
+      change(tx, caller, id, precondition, async (current) => {
+        checkSentBack(current, update); // against the row as locked, so a concurrent change can't slip between
+        return applyUpdate(current, update);
+      }),
+    );
   }
 
   rollback(
