@@ -136,8 +136,9 @@ export function registerProblemHandlers(app: FastifyInstance): void {
     if (request.method === 'OPTIONS') return reply.code(204).send();
     return sendProblem(reply, problem('method-not-allowed', `${path} does not take ${request.method}; it takes ${allowed.join(', ')}.`));
   };
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.is404) return unrouted(request, reply);
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done();
+    unrouted(request, reply);
   });
   app.setNotFoundHandler(unrouted);
 }
