@@ -8,7 +8,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The process is up */
+        /**
+         * The process is up
+         * @description Liveness: answers as long as the process serves HTTP, without asking the database. Needs no key. Point a process supervisor here; a load balancer should use /readyz.
+         */
         get: operations["Health"];
         put?: never;
         post?: never;
@@ -25,7 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics: the webhook outbox */
+        /**
+         * Prometheus metrics: the webhook outbox
+         * @description The backlog of release webhooks in the Prometheus text format: pending deliveries, those whose last attempt failed, and the age of the oldest. Needs no key; 503 while the database is unreachable.
+         */
         get: operations["Metrics"];
         put?: never;
         post?: never;
@@ -42,7 +48,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The database answers: the process can serve requests */
+        /**
+         * The database answers: the process can serve requests
+         * @description Readiness: 200 when the database answers, 503 (with Retry-After) while it does not; the process reconnects by itself. Needs no key. Point a load balancer's health check here.
+         */
         get: operations["Ready"];
         put?: never;
         post?: never;
@@ -83,7 +92,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Find an endpoint by ID */
+        /**
+         * Find an endpoint by ID
+         * @description Returns an endpoint of the caller; any other id is a 404.
+         */
         get: operations["GetEndpoint"];
         put?: never;
         post?: never;
@@ -430,8 +442,7 @@ export interface components {
                     [key: string]: string;
                 };
                 /**
-                 * Format: image-reference
-                 * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]lowercase/path[:tag][@sha256:<64 hex digits>]`, tag at most 128 characters.
+                 * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]path[:tag][@sha256:<64 hex digits>]`. The repository path is lowercase: components of lowercase letters and digits joined by single separators (`.`, `_`, `__` or dashes), separated by `/`. The first component is a registry host when it has a `.` or a `:port` or is `localhost` (host names may have capitals). The tag is 1 to 128 letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
                  * @example runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04
                  */
                 imageName: string;
@@ -449,14 +460,11 @@ export interface components {
                  *     ]
                  */
                 ports: string[];
-                /** @description Markdown describing the template; displayed in the UI when the template is selected. */
+                /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
                 readme: string;
                 /** @description Gigabytes on the local network volume of a Pod or worker. Data on it persists across restarts. */
                 volumeInGb: number;
-                /**
-                 * Format: mount-path
-                 * @description Absolute path where a volume is mounted when one is attached; not "/", no ".." segment.
-                 */
+                /** @description Absolute path where a volume is mounted when one is attached: starts with `/`, is not `/` itself, has no `..` segment and no control characters. */
                 volumeMountPath: string;
             };
         };
@@ -502,8 +510,7 @@ export interface components {
              */
             id: string;
             /**
-             * Format: image-reference
-             * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]lowercase/path[:tag][@sha256:<64 hex digits>]`, tag at most 128 characters.
+             * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]path[:tag][@sha256:<64 hex digits>]`. The repository path is lowercase: components of lowercase letters and digits joined by single separators (`.`, `_`, `__` or dashes), separated by `/`. The first component is a registry host when it has a `.` or a `:port` or is `localhost` (host names may have capitals). The tag is 1 to 128 letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
              * @example runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04
              */
             imageName: string;
@@ -523,7 +530,7 @@ export interface components {
              *     ]
              */
             ports: string[];
-            /** @description Markdown describing the template; displayed in the UI when the template is selected. */
+            /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
             readme: string;
             /** @description Revision number: 1 at creation, one more on every change. */
             revision: number;
@@ -536,10 +543,7 @@ export interface components {
             updatedAt: string;
             /** @description Gigabytes on the local network volume of a Pod or worker. Data on it persists across restarts. */
             volumeInGb: number;
-            /**
-             * Format: mount-path
-             * @description Absolute path where a volume is mounted when one is attached; not "/", no ".." segment.
-             */
+            /** @description Absolute path where a volume is mounted when one is attached: starts with `/`, is not `/` itself, has no `..` segment and no control characters. */
             volumeMountPath: string;
         };
         /** TemplateCreateInput */
@@ -581,8 +585,7 @@ export interface components {
                 [key: string]: string;
             };
             /**
-             * Format: image-reference
-             * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]lowercase/path[:tag][@sha256:<64 hex digits>]`, tag at most 128 characters.
+             * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]path[:tag][@sha256:<64 hex digits>]`. The repository path is lowercase: components of lowercase letters and digits joined by single separators (`.`, `_`, `__` or dashes), separated by `/`. The first component is a registry host when it has a `.` or a `:port` or is `localhost` (host names may have capitals). The tag is 1 to 128 letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
              * @example runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04
              */
             imageName: string;
@@ -608,7 +611,7 @@ export interface components {
              */
             ports?: string[];
             /**
-             * @description Markdown describing the template; displayed in the UI when the template is selected.
+             * @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8.
              * @default
              */
             readme?: string;
@@ -618,25 +621,36 @@ export interface components {
              */
             volumeInGb?: number;
             /**
-             * Format: mount-path
-             * @description Absolute path where a volume is mounted when one is attached; not "/", no ".." segment.
+             * @description Absolute path where a volume is mounted when one is attached: starts with `/`, is not `/` itself, has no `..` segment and no control characters.
              * @default /workspace
              */
             volumeMountPath?: string;
         };
         /**
          * TemplateUpdateInput
-         * @description A partial update: absent fields keep their value; env, ports and the arrays are replaced whole. `category` and `isServerless` cannot be changed. A change triggers a rolling release for any bound endpoint.
+         * @description A partial update: absent fields keep their value; env, ports and the arrays are replaced whole. `category` and `isServerless` cannot be changed, and the server-set fields are read-only, but a template as read (GET) may be sent back whole: those fields are ignored when they hold their current values. A change triggers a rolling release for any bound endpoint.
          */
         TemplateUpdateInput: {
+            /**
+             * @description Compute category, used to filter templates in the UI. Accepted, and ignored, when it equals the current value; another value is a 400: it can't be changed after creation.
+             * @enum {string}
+             */
+            category?: "NVIDIA" | "AMD" | "CPU";
             /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
             containerDiskInGb?: number;
             /** @description Identifier of the container registry auth object; `null` or "" clears it. */
             containerRegistryAuthId?: string | null;
+            /**
+             * Format: date-time
+             * @description When the template was created (ISO 8601). Accepted, and ignored, when it equals the current value; another value is a 400 (compared as instants).
+             */
+            createdAt?: string;
             /** @description Overrides the image ENTRYPOINT when specified. An empty array means the image's own ENTRYPOINT is used. */
             dockerEntrypoint?: string[];
             /** @description Overrides the image start CMD when specified. An empty array means the image's own start CMD is used. */
             dockerStartCmd?: string[];
+            /** @description Platform credits earned by the creator across all Pods or workers created from it. Accepted, and ignored, when it equals the current value; another value is a 400. */
+            earned?: number;
             /**
              * @description Environment variables: a map from variable name to its value.
              * @example {
@@ -647,13 +661,21 @@ export interface components {
                 [key: string]: string;
             };
             /**
-             * Format: image-reference
-             * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]lowercase/path[:tag][@sha256:<64 hex digits>]`, tag at most 128 characters.
+             * @description Unique identifier of the template. Accepted, and ignored, when it equals the current value; another value is a 400.
+             * @example 30zmvf89kd4q
+             */
+            id?: string;
+            /**
+             * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]path[:tag][@sha256:<64 hex digits>]`. The repository path is lowercase: components of lowercase letters and digits joined by single separators (`.`, `_`, `__` or dashes), separated by `/`. The first component is a registry host when it has a `.` or a `:port` or is `localhost` (host names may have capitals). The tag is 1 to 128 letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
              * @example runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04
              */
             imageName?: string;
+            /** @description `true` when the template is an official template managed by the platform. Accepted, and ignored, when it equals the current value; another value is a 400. */
+            isPlatform?: boolean;
             /** @description `true`: public, usable by any user. `false`: private, usable only by the creator. */
             isPublic?: boolean;
+            /** @description `true`: instances created from the template are Serverless workers. `false`: they are Pods. Accepted, and ignored, when it equals the current value; another value is a 400: it can't be changed after creation. */
+            isServerless?: boolean;
             /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. */
             name?: string;
             /**
@@ -664,14 +686,20 @@ export interface components {
              *     ]
              */
             ports?: string[];
-            /** @description Markdown describing the template; displayed in the UI when the template is selected. */
+            /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
             readme?: string;
+            /** @description Revision number: 1 at creation, one more on every change. Accepted, and ignored, when it equals the current value; another value is a 412, as a stale If-Match is: the template changed since it was read. */
+            revision?: number;
+            /** @description Minutes of runtime of all Pods or workers created from the template. Accepted, and ignored, when it equals the current value; another value is a 400. */
+            runtimeInMin?: number;
+            /**
+             * Format: date-time
+             * @description When the template last changed (ISO 8601). Accepted, and ignored, when it equals the current value; another value is a 400 (compared as instants).
+             */
+            updatedAt?: string;
             /** @description Gigabytes on the local network volume of a Pod or worker. Data on it persists across restarts. */
             volumeInGb?: number;
-            /**
-             * Format: mount-path
-             * @description Absolute path where a volume is mounted when one is attached; not "/", no ".." segment.
-             */
+            /** @description Absolute path where a volume is mounted when one is attached: starts with `/`, is not `/` itself, has no `..` segment and no control characters. */
             volumeMountPath?: string;
         };
         /** UsageReport */
@@ -701,14 +729,18 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The process is up. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        status: string;
+                        /**
+                         * @description Always this value.
+                         * @enum {string}
+                         */
+                        status: "ok";
                     };
                 };
             };
@@ -735,6 +767,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -752,20 +786,26 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The database answers. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        status: string;
+                        /**
+                         * @description Always this value.
+                         * @enum {string}
+                         */
+                        status: "ready";
                     };
                 };
             };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -791,6 +831,8 @@ export interface operations {
             /** @description One page of endpoints. */
             200: {
                 headers: {
+                    /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
+                    link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -809,6 +851,19 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -818,6 +873,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -842,6 +899,8 @@ export interface operations {
             /** @description The new endpoint. */
             200: {
                 headers: {
+                    /** @description Where the new resource is, relative to the server. */
+                    location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -860,6 +919,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -902,9 +963,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -946,6 +1020,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -961,9 +1037,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1003,6 +1092,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1018,9 +1109,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1049,6 +1153,8 @@ export interface operations {
             /** @description One page of releases. */
             200: {
                 headers: {
+                    /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
+                    link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1067,6 +1173,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1082,9 +1190,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1132,6 +1253,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1183,9 +1306,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1223,6 +1359,8 @@ export interface operations {
             /** @description One page of templates. */
             200: {
                 headers: {
+                    /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
+                    link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1241,6 +1379,19 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1250,6 +1401,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1274,13 +1427,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new template. */
+            /** @description The new template; a retry with the same Idempotency-Key gets it again. */
             200: {
                 headers: {
-                    /** @description The revision of the template, for If-Match. */
-                    etag?: unknown;
-                    /** @description Where the new template is. */
-                    location?: unknown;
+                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    etag?: string;
+                    /** @description This is the response to an earlier request with the same Idempotency-Key, sent again; the write was not repeated. */
+                    "idempotent-replayed"?: "true";
+                    /** @description Where the new resource is, relative to the server. */
+                    location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1299,6 +1454,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1350,9 +1507,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1383,8 +1553,8 @@ export interface operations {
             /** @description The template. */
             200: {
                 headers: {
-                    /** @description The revision of the template, for If-Match. */
-                    etag?: unknown;
+                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    etag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1403,6 +1573,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1418,9 +1590,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1463,6 +1648,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1505,9 +1692,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1538,8 +1738,8 @@ export interface operations {
             /** @description The template after the update. */
             200: {
                 headers: {
-                    /** @description The revision of the template, for If-Match. */
-                    etag?: unknown;
+                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    etag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1558,6 +1758,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1618,9 +1820,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1649,6 +1864,8 @@ export interface operations {
             /** @description One page of revisions. */
             200: {
                 headers: {
+                    /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
+                    link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1667,6 +1884,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1691,9 +1910,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1723,11 +1955,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The template after the rollback. */
+            /** @description The template after the rollback; a retry with the same Idempotency-Key gets it again. */
             200: {
                 headers: {
-                    /** @description The revision of the template, for If-Match. */
-                    etag?: unknown;
+                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    etag?: string;
+                    /** @description This is the response to an earlier request with the same Idempotency-Key, sent again; the write was not repeated. */
+                    "idempotent-replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1746,6 +1980,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1815,9 +2051,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1848,8 +2097,8 @@ export interface operations {
             /** @description The template after the update. */
             200: {
                 headers: {
-                    /** @description The revision of the template, for If-Match. */
-                    etag?: unknown;
+                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    etag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1868,6 +2117,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1928,9 +2179,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1958,8 +2222,8 @@ export interface operations {
             /** @description The template with its new totals. */
             200: {
                 headers: {
-                    /** @description The revision of the template, for If-Match. */
-                    etag?: unknown;
+                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    etag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1978,6 +2242,8 @@ export interface operations {
             /** @description Not authenticated */
             401: {
                 headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2029,9 +2295,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,12 +1,32 @@
 // The grammar of a container image reference, after the distribution project's reference package:
 // [host[:port]/]path[:tag][@sha256:digest], the path lowercase.
 const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
-const HOST = new RegExp(`^(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]{1,5})?$`);
-const PATH_COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
-const TAG = /^[\w][\w.-]{0,127}$/;
-const DIGEST = /^sha256:[a-f0-9]{64}$/;
+const PORT = ':[0-9]{1,5}';
+const PATH_COMPONENT_SOURCE = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+const TAG_SOURCE = '[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}';
+const DIGEST_SOURCE = 'sha256:[a-f0-9]{64}';
+
+const HOST = new RegExp(`^(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])(?:${PORT})?$`);
+const PATH_COMPONENT = new RegExp(`^${PATH_COMPONENT_SOURCE}$`);
+const TAG = new RegExp(`^${TAG_SOURCE}$`);
+const DIGEST = new RegExp(`^${DIGEST_SOURCE}$`);
 
 export const IMAGE_REFERENCE_MAX_LENGTH = 1024;
+
+/**
+ * The same grammar as one regular expression, for the OpenAPI document: any JSON Schema validator can check it.
+ * A first component is a registry host only when it has a "." or a ":" or is "localhost" (as Docker reads it), so
+ * a host here needs one of them, and a first path component followed by more has no ".".
+ * test/domain/image-reference.test.ts shows it accepts exactly what imageReferenceProblem accepts.
+ */
+export const IMAGE_REFERENCE_PATTERN = (() => {
+  const host =
+    `(?:(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})+|\\[[a-fA-F0-9]*:[a-fA-F0-9:]*\\]|localhost)(?:${PORT})?` +
+    `|(?:${DOMAIN_COMPONENT}|\\[[a-fA-F0-9]+\\])${PORT})`;
+  const undotted = '[a-z0-9]+(?:(?:_|__|-+)[a-z0-9]+)*';
+  const path = `(?:${host}/(?:${PATH_COMPONENT_SOURCE}/)*|${undotted}/(?:${PATH_COMPONENT_SOURCE}/)*)?${PATH_COMPONENT_SOURCE}`;
+  return `^${path}(?::${TAG_SOURCE})?(?:@${DIGEST_SOURCE})?$`;
+})();
 
 /** Why `reference` is not a valid image reference, or undefined when it is one. */
 export function imageReferenceProblem(reference: string): string | undefined {

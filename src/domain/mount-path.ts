@@ -7,3 +7,16 @@ export function mountPathProblem(path: string): string | undefined {
   if (/[\u0000-\u001f\u007f]/.test(path)) return 'must not contain control characters';
   return undefined;
 }
+
+/**
+ * The same rule as one regular expression, for the OpenAPI document: slashes and segments, at least one segment
+ * that is not empty, none that is "..", no control character. test/domain/mount-path.test.ts shows it accepts
+ * exactly what mountPathProblem accepts.
+ */
+export const MOUNT_PATH_PATTERN = (() => {
+  const char = '[^/\\x00-\\x1f\\x7f]';
+  const notDot = '[^./\\x00-\\x1f\\x7f]';
+  // A segment that is not empty and not "..": it starts with another character, or is ".", ".x…" or "..x…".
+  const segment = `(?:${notDot}${char}*|\\.|\\.${notDot}${char}*|\\.\\.${char}+)`;
+  return `^/+${segment}(?:/+${segment})*/*$`;
+})();

@@ -1,6 +1,7 @@
-import { CloneType, type Static, Type } from '@sinclair/typebox';
-import { conflict } from './errors.ts';
-import { IMAGE_REFERENCE_MAX_LENGTH } from './image-reference.ts';
+import { CloneType, type Static, type TSchema, Type } from '@sinclair/typebox';
+import { conflict, DomainError, type FieldError, invalid } from './errors.ts';
+import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from './image-reference.ts';
+import { MOUNT_PATH_PATTERN } from './mount-path.ts';
 import { NO_NUL, nameSchema } from './name.ts';
 import type { VisibleFacts } from './visibility.ts';
 
@@ -28,10 +29,13 @@ const writable = {
   imageName: Type.String({
     minLength: 1,
     maxLength: IMAGE_REFERENCE_MAX_LENGTH,
-    format: 'image-reference',
+    pattern: IMAGE_REFERENCE_PATTERN,
     description:
       'Image reference of the container run on Pods or workers created from the template: ' +
-      '`[registry-host[:port]/]lowercase/path[:tag][@sha256:<64 hex digits>]`, tag at most 128 characters.',
+      '`[registry-host[:port]/]path[:tag][@sha256:<64 hex digits>]`. The repository path is lowercase: components of ' +
+      'lowercase letters and digits joined by single separators (`.`, `_`, `__` or dashes), separated by `/`. The first ' +
+      'component is a registry host when it has a `.` or a `:port` or is `localhost` (host names may have capitals). ' +
+      'The tag is 1 to 128 letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.',
     examples: ['runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04'],
   }),
   category: Type.Unsafe<Category>({
@@ -51,8 +55,10 @@ const writable = {
   }),
   volumeMountPath: Type.String({
     maxLength: 255,
-    format: 'mount-path',
-    description: 'Absolute path where a volume is mounted when one is attached; not "/", no ".." segment.',
+    pattern: MOUNT_PATH_PATTERN,
+    description:
+      'Absolute path where a volume is mounted when one is attached: starts with `/`, is not `/` itself, has no `..` ' +
+      'segment and no control characters.',
   }),
   containerRegistryAuthId: text({
     maxLength: 128,
@@ -132,6 +138,29 @@ export type TemplateCreate = Static<typeof TemplateCreate>;
 /** Fields that can't be changed after creation. */
 export const IMMUTABLE_FIELDS = ['category', 'isServerless'] as const;
 
+/** Fields the server owns: a create that sends one is refused. */
+export const READ_ONLY_FIELDS = ['id', 'isPlatform', 'earned', 'runtimeInMin', 'revision', 'createdAt', 'updatedAt'] as const;
+
+const timestamp = (description: string) => Type.String({ format: 'date-time', description });
+
+/** The fields the server sets: identity, accounting and history. */
+const serverSet = {
+  id: Type.String({ description: 'Unique identifier of the template.', examples: ['30zmvf89kd4q'] }),
+  isPlatform: Type.Boolean({ description: '`true` when the template is an official template managed by the platform.' }),
+  earned: Type.Number({ description: 'Platform credits earned by the creator across all Pods or workers created from it.' }),
+  runtimeInMin: Type.Integer({ description: 'Minutes of runtime of all Pods or workers created from the template.' }),
+  revision: Type.Integer({ minimum: 1, description: 'Revision number: 1 at creation, one more on every change.' }),
+  createdAt: timestamp('When the template was created (ISO 8601).'),
+  updatedAt: timestamp('When the template last changed (ISO 8601).'),
+};
+
+/** A field an update may carry back from a read: accepted with its current value, and ignored. */
+const sentBack = <T extends TSchema>(schema: T, otherwise: string) =>
+  Type.Optional(
+    CloneType({ ...schema, description: `${schema.description} Accepted, and ignored, when it equals the current value; ${otherwise}.` }),
+  );
+const refusedUnlessCurrent = 'another value is a 400';
+
 export const TemplateUpdate = Type.Object(
   {
     name: Type.Optional(writable.name),
@@ -154,6 +183,15 @@ export const TemplateUpdate = Type.Object(
     ports: Type.Optional(writable.ports),
     readme: Type.Optional(writable.readme),
     isPublic: Type.Optional(writable.isPublic),
+    id: sentBack(serverSet.id, refusedUnlessCurrent),
+    category: sentBack(writable.category, `${refusedUnlessCurrent}: it can't be changed after creation`),
+    isServerless: sentBack(writable.isServerless, `${refusedUnlessCurrent}: it can't be changed after creation`),
+    isPlatform: sentBack(serverSet.isPlatform, refusedUnlessCurrent),
+    earned: sentBack(serverSet.earned, refusedUnlessCurrent),
+    runtimeInMin: sentBack(serverSet.runtimeInMin, refusedUnlessCurrent),
+    revision: sentBack(serverSet.revision, 'another value is a 412, as a stale If-Match is: the template changed since it was read'),
+    createdAt: sentBack(serverSet.createdAt, `${refusedUnlessCurrent} (compared as instants)`),
+    updatedAt: sentBack(serverSet.updatedAt, `${refusedUnlessCurrent} (compared as instants)`),
   },
   {
     additionalProperties: false,
@@ -161,24 +199,16 @@ export const TemplateUpdate = Type.Object(
     title: 'TemplateUpdateInput',
     description:
       'A partial update: absent fields keep their value; env, ports and the arrays are replaced whole. ' +
-      '`category` and `isServerless` cannot be changed. A change triggers a rolling release for any bound endpoint.',
+      '`category` and `isServerless` cannot be changed, and the server-set fields are read-only, but a template as ' +
+      'read (GET) may be sent back whole: those fields are ignored when they hold their current values. ' +
+      'A change triggers a rolling release for any bound endpoint.',
   },
 );
 export type TemplateUpdate = Static<typeof TemplateUpdate>;
 
-const timestamp = (description: string) => Type.String({ format: 'date-time', description });
-
+const { id, ...accounting } = serverSet;
 export const Template = Type.Object(
-  {
-    id: Type.String({ description: 'Unique identifier of the template.', examples: ['30zmvf89kd4q'] }),
-    ...writable,
-    isPlatform: Type.Boolean({ description: '`true` when the template is an official template managed by the platform.' }),
-    earned: Type.Number({ description: 'Platform credits earned by the creator across all Pods or workers created from it.' }),
-    runtimeInMin: Type.Integer({ description: 'Minutes of runtime of all Pods or workers created from the template.' }),
-    revision: Type.Integer({ minimum: 1, description: 'Revision number: 1 at creation, one more on every change.' }),
-    createdAt: timestamp('When the template was created (ISO 8601).'),
-    updatedAt: timestamp('When the template last changed (ISO 8601).'),
-  },
+  { id, ...writable, ...accounting },
   { $id: 'Template', title: 'Template', additionalProperties: false },
 );
 export type Template = Static<typeof Template>;
@@ -211,9 +241,6 @@ export function templateJson(template: Template): string {
   return JSON.stringify(shown);
 }
 
-/** Fields the server owns: a request that sends one is refused. */
-export const READ_ONLY_FIELDS = ['id', 'isPlatform', 'earned', 'runtimeInMin', 'revision', 'createdAt', 'updatedAt'] as const;
-
 /** The content of a template: everything a user chose, without identity, accounting or history. */
 export const CONTENT_FIELDS = Object.keys(writable) as (keyof typeof writable)[];
 export type TemplateContent = Pick<Template, (typeof CONTENT_FIELDS)[number]>;
@@ -223,14 +250,51 @@ export function newTemplateContent(input: TemplateCreate): TemplateContent {
   return { ...structuredClone(TEMPLATE_DEFAULTS), ...input };
 }
 
-/** The content after applying a partial update: absent fields keep their value; null clears the registry auth. */
+/** Fields a read shows that an update may send back unchanged: fixed at creation, or set by the server. */
+export const SENT_BACK_FIELDS = [...IMMUTABLE_FIELDS, ...READ_ONLY_FIELDS] as const;
+const sentBackFields = new Set<string>(SENT_BACK_FIELDS);
+
+/**
+ * The content after applying a partial update: absent fields keep their value; null clears the registry auth.
+ * Fields sent back from a read are not content to apply (checkSentBack compares them).
+ */
 export function applyUpdate(current: TemplateContent, update: TemplateUpdate): TemplateContent {
   const content: TemplateContent = { ...current };
-  for (const [key, value] of Object.entries(update) as [keyof TemplateUpdate, unknown][]) {
-    if (value === undefined) continue;
+  for (const [key, value] of Object.entries(update)) {
+    if (value === undefined || sentBackFields.has(key)) continue;
     (content as Record<string, unknown>)[key] = key === 'containerRegistryAuthId' && value === null ? '' : value;
   }
   return content;
+}
+
+/**
+ * A template read with GET, edited and sent back whole carries its fixed and server-set fields: each is accepted
+ * when it equals the current value. A `revision` that differs says the update was based on an older revision: a
+ * 412, as a stale If-Match is. Any other that differs is a 400 naming it.
+ */
+export function checkSentBack(current: Template, update: TemplateUpdate): void {
+  if (update.revision !== undefined && update.revision !== current.revision) {
+    throw new DomainError(
+      'precondition-failed',
+      `The template is at revision ${current.revision}, not ${update.revision} as the request's revision says; read it again.`,
+    );
+  }
+  const errors: FieldError[] = [];
+  for (const field of SENT_BACK_FIELDS) {
+    const sent = update[field];
+    if (sent === undefined || field === 'revision') continue;
+    const value = current[field];
+    const same = field === 'createdAt' || field === 'updatedAt' ? Date.parse(String(sent)) === Date.parse(String(value)) : sent === value;
+    if (same) continue;
+    const rule = (IMMUTABLE_FIELDS as readonly string[]).includes(field)
+      ? "can't be changed after the template is created"
+      : 'is read-only: the server sets it';
+    errors.push({ path: `/${field}`, message: `${rule}; send its current value (${JSON.stringify(value)}) or leave it out` });
+  }
+  if (errors.length > 0) {
+    const names = errors.map((e) => e.path.slice(1)).join(', ');
+    throw invalid(`Fields fixed at creation or set by the server may be sent back only with their current values: ${names}.`, errors);
+  }
 }
 
 /** Equality of JSON values; arrays are ordered, objects (env) are maps whose key order does not matter. */

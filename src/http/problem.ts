@@ -2,6 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type FieldError, RateLimited } from '../domain/errors.ts';
 import { QuotaExceeded } from '../domain/quota.ts';
+import { responseHeader } from './schemas.ts';
 import { fieldErrors } from './validation.ts';
 
 // Every failure leaves as an RFC 9457 problem (application/problem+json), mapped here and nowhere else.
@@ -44,6 +45,7 @@ const KINDS = {
   unauthenticated: { status: 401, slug: 'unauthenticated', title: 'Not authenticated' },
   forbidden: { status: 403, slug: 'forbidden', title: 'Forbidden' },
   'not-found': { status: 404, slug: 'not-found', title: 'Not found' },
+  'method-not-allowed': { status: 405, slug: 'method-not-allowed', title: 'Method not allowed' },
   conflict: { status: 409, slug: 'conflict', title: 'Conflict' },
   'precondition-failed': { status: 412, slug: 'precondition-failed', title: 'Precondition failed' },
   'payload-too-large': { status: 413, slug: 'payload-too-large', title: 'Payload too large' },
@@ -71,13 +73,24 @@ export function sendProblem(reply: FastifyReply, body: Problem): FastifyReply {
   return reply.code(body.status).type('application/problem+json').send(body);
 }
 
+/** Headers some problems carry, as the OpenAPI document declares them. */
+const PROBLEM_HEADERS: Record<number, Record<string, unknown>> = {
+  401: { 'www-authenticate': responseHeader.wwwAuthenticate },
+  429: { 'retry-after': responseHeader.retryAfter },
+  503: { 'retry-after': responseHeader.retryAfter },
+};
+
 /** Response entries for the OpenAPI document, one per status a route can answer with. */
 export function problemResponses(...statuses: number[]) {
   const descriptions = Object.fromEntries(Object.values(KINDS).map((k) => [k.status, k.title]));
   return Object.fromEntries(
     statuses.map((status) => [
       status,
-      { description: descriptions[status], content: { 'application/problem+json': { schema: Type.Ref(Problem) } } },
+      {
+        description: descriptions[status],
+        ...(PROBLEM_HEADERS[status] && { headers: PROBLEM_HEADERS[status] }),
+        content: { 'application/problem+json': { schema: Type.Ref(Problem) } },
+      },
     ]),
   );
 }
@@ -126,7 +139,20 @@ export function registerProblemHandlers(app: FastifyInstance): void {
     else request.log.info({ problem: body.type, status: body.status }, 'request refused');
     return sendProblem(reply, body);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problem('not-found', `There is no route ${request.method} ${request.url.split('?')[0]}.`)),
-  );
+  // The router decides: a path that some route matches, asked with a method none serves, is a 405 naming the methods
+  // that are served (OPTIONS asks just that, and is answered 204); a path no route matches is a 404. Answered on
+  // arrival, before a body is read: what a body holds can't matter to a method that is not served.
+  const unrouted = (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0];
+    const allowed = app.supportedMethods.filter((method) => method !== 'OPTIONS' && app.findRoute({ method, url: request.url }));
+    if (allowed.length === 0) return sendProblem(reply, problem('not-found', `There is no route ${request.method} ${path}.`));
+    reply.header('allow', [...allowed, 'OPTIONS'].join(', '));
+    if (request.method === 'OPTIONS') return reply.code(204).send();
+    return sendProblem(reply, problem('method-not-allowed', `${path} does not take ${request.method}; it takes ${allowed.join(', ')}.`));
+  };
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done();
+    unrouted(request, reply);
+  });
+  app.setNotFoundHandler(unrouted);
 }

@@ -1,10 +1,34 @@
-import { type TString, Type } from '@sinclair/typebox';
+import { type TSchema, type TString, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalid } from '../domain/errors.ts';
 import { NO_CONTROL_CHARACTERS } from '../domain/name.ts';
 import { CATEGORIES } from '../domain/template.ts';
 
-// Schemas of the HTTP surface that are not resources: path ids, flags, paging.
+// Schemas of the HTTP surface that are not resources: path ids, flags, paging, response headers.
+
+/** The response headers the service sends, each declared once, with its schema, for the OpenAPI document. */
+export const responseHeader = {
+  etag: Type.String({ description: 'The revision of the template (`"r3"` for revision 3), for If-Match.', examples: ['"r3"'] }),
+  location: Type.String({ format: 'uri-reference', description: 'Where the new resource is, relative to the server.' }),
+  link: Type.String({
+    description:
+      'The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. ' +
+      'Absent on the last page.',
+    examples: ['</v1/templates?limit=100&cursor=cDE3>; rel="next"'],
+  }),
+  retryAfter: Type.Integer({ minimum: 0, description: 'Seconds to wait before trying again.' }),
+  idempotentReplayed: Type.Literal('true', {
+    description: 'This is the response to an earlier request with the same Idempotency-Key, sent again; the write was not repeated.',
+  }),
+  wwwAuthenticate: Type.String({ description: 'How to authenticate: `Bearer realm="podplate"`.' }),
+};
+
+/** The 200 of a paged list: one page of `items`, the next one announced in `Link`. */
+export const pageResponse = (items: TSchema, description: string) => ({
+  description,
+  headers: { link: responseHeader.link },
+  content: { 'application/json': { schema: Type.Array(items) } },
+});
 
 export const IdParam = <K extends string>(name: K, what: string) =>
   Type.Object(
@@ -66,7 +90,7 @@ const encodeCursor = (position: number) => Buffer.from(`p${position}`).toString(
 export function pageStart(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const match = /^p([0-9]{1,15})$/.exec(Buffer.from(value, 'base64url').toString('latin1'));
-  if (!match) throw invalid('The cursor is not valid.', [{ path: '/cursor', message: 'is not a cursor this service issued' }]);
+  if (!match) throw invalid('The cursor is not valid.', [{ in: 'query', path: '/cursor', message: 'is not a cursor this service issued' }]);
   return Number(match[1]);
 }
 

@@ -2,15 +2,18 @@ import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { escapePointer, type FieldError } from '../domain/errors.ts';
-import { imageReferenceProblem } from '../domain/image-reference.ts';
-import { mountPathProblem } from '../domain/mount-path.ts';
-import { IMMUTABLE_FIELDS, READ_ONLY_FIELDS } from '../domain/template.ts';
+import { IMAGE_REFERENCE_PATTERN, imageReferenceProblem } from '../domain/image-reference.ts';
+import { MOUNT_PATH_PATTERN, mountPathProblem } from '../domain/mount-path.ts';
+import { READ_ONLY_FIELDS } from '../domain/template.ts';
 
-/** Custom formats: each is a domain rule that both validates and explains what is wrong. */
-const FORMATS: Record<string, (value: string) => string | undefined> = {
-  'image-reference': imageReferenceProblem,
-  'mount-path': mountPathProblem,
-};
+/**
+ * Patterns that a domain rule explains: the pattern is what the OpenAPI document publishes and what decides; the
+ * rule, which accepts the same values, says what is wrong.
+ */
+const EXPLAINED_PATTERNS = new Map<string, (value: string) => string | undefined>([
+  [IMAGE_REFERENCE_PATTERN, imageReferenceProblem],
+  [MOUNT_PATH_PATTERN, mountPathProblem],
+]);
 
 function validator(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, removeAdditional: false, useDefaults: false, ...options });
@@ -23,9 +26,6 @@ function validator(options: Options): Ajv {
     validate: (max: number, data: string) => data.length <= max / 3 || Buffer.byteLength(data, 'utf8') <= max,
     error: { message: 'too many bytes' },
   });
-  for (const [name, problem] of Object.entries(FORMATS)) {
-    ajv.addFormat(name, { type: 'string', validate: (value: string) => problem(value) === undefined });
-  }
   ajv.addFormat('date-time', { type: 'string', validate: (value: string) => !Number.isNaN(Date.parse(value)) });
   return ajv;
 }
@@ -91,7 +91,6 @@ function oversized(schema: TSchema, data: unknown): ErrorObject[] {
 }
 
 const readOnly = new Set<string>(READ_ONLY_FIELDS);
-const immutable = new Set<string>(IMMUTABLE_FIELDS);
 
 function explain(error: ErrorObject): FieldError {
   const { params, instancePath, keyword } = error;
@@ -100,7 +99,6 @@ function explain(error: ErrorObject): FieldError {
     case 'additionalProperties': {
       const field = String(params.additionalProperty);
       const path = `${instancePath}/${escapePointer(field)}`;
-      if (instancePath === '' && immutable.has(field)) return { path, message: `can't be changed after the template is created` };
       if (instancePath === '' && readOnly.has(field)) return { path, message: 'is read-only: the server sets it' };
       return { path, message: 'is not a known field' };
     }
@@ -108,13 +106,13 @@ function explain(error: ErrorObject): FieldError {
       return { path: `${instancePath}/${escapePointer(String(params.missingProperty))}`, message: 'is required' };
     case 'propertyNames':
       return { path: `${instancePath}/${escapePointer(String(params.propertyName))}`, message: 'is not a valid name' };
-    case 'format': {
-      const problem = FORMATS[String(params.format)];
-      return {
-        path: instancePath,
-        message: (problem && typeof error.data === 'string' && problem(error.data)) || `must be a ${params.format}`,
-      };
+    case 'pattern': {
+      const problem = EXPLAINED_PATTERNS.get(String(params.pattern));
+      const explained = problem && typeof error.data === 'string' ? problem(error.data) : undefined;
+      return { path: instancePath, message: explained ?? custom ?? `must match ${params.pattern}` };
     }
+    case 'format':
+      return { path: instancePath, message: `must be a ${params.format}` };
     case 'type': {
       const types = String(params.type)
         .split(',')

@@ -5,6 +5,7 @@ import { NO_QUOTAS, type Quotas, quotaExceeded, templateBytes } from '../domain/
 import { contentOf, diffContent, type FieldChange, type RevisionRecord } from '../domain/revision.ts';
 import {
   applyUpdate,
+  checkSentBack,
   newTemplateContent,
   type TemplateContent,
   type TemplateCreate,
@@ -113,7 +114,10 @@ export class Templates {
 
   update(caller: Caller, id: string, update: TemplateUpdate, precondition?: Precondition): Promise<TemplateRecord> {
     return this.store.transaction((tx) =>
-      change(tx, caller, id, precondition, this.quotas, async (current) => applyUpdate(current, update)),
+      change(tx, caller, id, precondition, this.quotas, async (current) => {
+        checkSentBack(current, update); // against the row as locked, so a concurrent change can't slip between
+        return applyUpdate(current, update);
+      }),
     );
   }
 

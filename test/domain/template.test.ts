@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { DomainError } from '../../src/domain/errors.ts';
 import {
   applyUpdate,
+  checkSentBack,
   newTemplateContent,
   sameValue,
   TEMPLATE_DEFAULTS,
@@ -213,4 +215,60 @@ test('templateJson shows exactly the Template fields in schema order, and nothin
       '"env":{"Z":"z","A":"a"},"ports":["8888/http","22/tcp"],"readme":"# Trainer","isPublic":true,"isServerless":true,' +
       '"isPlatform":false,"earned":1.5,"runtimeInMin":12,"revision":3,"createdAt":"2026-01-02T03:04:05.678Z","updatedAt":"2026-01-02T03:04:06.000Z"}',
   );
+});
+
+const read = (): Template => ({
+  id: 'tmpl_1',
+  ...content(),
+  isPlatform: false,
+  earned: 1.5,
+  runtimeInMin: 12,
+  revision: 3,
+  createdAt: '2026-01-02T03:04:05.678Z',
+  updatedAt: '2026-01-02T03:04:06.000Z',
+});
+
+test('a template sent back as read, with its fixed and server-set fields, applies only its content', () => {
+  const current = read();
+  const sent = { ...read(), readme: 'edited', id: 'ignored?', earned: 99 } as TemplateUpdate;
+  const applied = applyUpdate(content(), sent);
+  assert.deepEqual(applied, { ...content(), readme: 'edited' });
+  assert.doesNotThrow(() => checkSentBack(current, { ...read(), readme: 'edited' } as TemplateUpdate));
+});
+
+test('sent-back fields equal to the current ones pass; timestamps are compared as instants', () => {
+  const current = read();
+  for (const update of [
+    {},
+    { revision: 3 },
+    { createdAt: '2026-01-02T03:04:05.678+00:00', updatedAt: '2026-01-02T04:04:06+01:00' },
+    { category: 'AMD', isServerless: true, isPlatform: false, earned: 1.5, runtimeInMin: 12, id: 'tmpl_1' },
+  ]) {
+    assert.doesNotThrow(() => checkSentBack(current, update as TemplateUpdate), JSON.stringify(update));
+  }
+});
+
+test('a sent-back field with another value is refused by name, with its current value; revision is a 412 first', () => {
+  const current = read();
+  const refusal = (update: Record<string, unknown>) => {
+    try {
+      checkSentBack(current, update as TemplateUpdate);
+    } catch (error) {
+      assert.ok(error instanceof DomainError);
+      return { kind: error.kind, errors: error.errors.map((e) => `${e.path}: ${e.message}`) };
+    }
+    assert.fail(`${JSON.stringify(update)} passed`);
+  };
+  assert.deepEqual(refusal({ category: 'CPU', earned: 0, createdAt: '2026-01-02T03:04:05.679Z' }), {
+    kind: 'invalid',
+    errors: [
+      `/category: can't be changed after the template is created; send its current value ("AMD") or leave it out`,
+      '/earned: is read-only: the server sets it; send its current value (1.5) or leave it out',
+      '/createdAt: is read-only: the server sets it; send its current value ("2026-01-02T03:04:05.678Z") or leave it out',
+    ],
+  });
+  assert.deepEqual(refusal({ revision: 2, category: 'CPU' }), { kind: 'precondition-failed', errors: [] });
+  assert.deepEqual(refusal({ isServerless: false }).errors, [
+    `/isServerless: can't be changed after the template is created; send its current value (true) or leave it out`,
+  ]);
 });

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { validate } from '@readme/openapi-parser';
+import { IMAGE_REFERENCE_PATTERN } from '../../src/domain/image-reference.ts';
+import { MOUNT_PATH_PATTERN } from '../../src/domain/mount-path.ts';
+import { SENT_BACK_FIELDS } from '../../src/domain/template.ts';
 import { type Harness, startHarness } from '../support/harness.ts';
 
 let h: Harness;
@@ -49,7 +52,7 @@ test('documents every operation with its error responses', async () => {
   ]);
   for (const { path, method, op } of operations.filter((o) => o.path.startsWith('/v1/'))) {
     assert.ok(op.responses['200'] || op.responses['204'], `${method} ${path} documents its success`);
-    for (const status of ['400', '401', '503']) assert.ok(op.responses[status], `${method} ${path} documents ${status}`);
+    for (const status of ['400', '401', '429', '503']) assert.ok(op.responses[status], `${method} ${path} documents ${status}`);
     const problem = op.responses['401'] as { content: Record<string, { schema: { $ref: string } }> };
     assert.equal(problem.content['application/problem+json']?.schema.$ref, '#/components/schemas/Problem');
   }
@@ -83,11 +86,99 @@ test('states every bound of the validation table, from the schemas that validate
   assert.deepEqual([p.ports.maxItems, p.ports.uniqueItems], [64, true]);
   assert.equal(p.readme.maxLength, 102400);
   const update = doc.components.schemas.TemplateUpdateInput.properties;
-  assert.equal(update.category, undefined);
-  assert.equal(update.isServerless, undefined);
+  for (const field of SENT_BACK_FIELDS) {
+    assert.match(update[field].description, /Accepted, and ignored, when it equals the current value; another value is a 4(00|12)/, field);
+  }
   assert.equal(update.containerDiskInGb.default, undefined, 'update applies no defaults');
   const list = doc.paths['/v1/templates'].get.parameters.find((x: { name: string }) => x.name === 'limit');
   assert.deepEqual([list.schema.minimum, list.schema.maximum, list.schema.default], [1, 1000, 100]);
+});
+
+/** Every object in `value`, with the path of keys to it. */
+function* objects(value: unknown, path: string[] = []): Generator<[string[], Record<string, unknown>]> {
+  if (typeof value !== 'object' || value === null) return;
+  if (!Array.isArray(value)) yield [path, value as Record<string, unknown>];
+  for (const [key, inner] of Object.entries(value)) yield* objects(inner, [...path, key]);
+}
+
+test('publishes no keyword only this validator knows, and formats and patterns any validator can check', async () => {
+  const doc = (await h.call('GET', '/v1/openapi.json')).body;
+  for (const [path, object] of objects(doc)) {
+    const where = path.join('.');
+    assert.equal(object.errorMessage, undefined, where);
+    assert.equal(object['x-max-bytes'], undefined, where);
+    if (typeof object.format === 'string' && path.at(-2) !== 'properties') {
+      assert.ok(['date-time', 'uri-reference'].includes(object.format), `${where}: format ${object.format}`);
+    }
+    if (typeof object.pattern === 'string') new RegExp(object.pattern, 'u'); // ECMA-262, as JSON Schema says
+  }
+  for (const input of ['TemplateCreateInput', 'TemplateUpdateInput', 'Template']) {
+    const p = doc.components.schemas[input].properties;
+    assert.equal(p.imageName.pattern, IMAGE_REFERENCE_PATTERN, input);
+    assert.match(p.imageName.description, /The repository path is lowercase/);
+    assert.equal(p.volumeMountPath.pattern, MOUNT_PATH_PATTERN, input);
+    assert.match(p.volumeMountPath.description, /starts with `\/`, is not `\/` itself, has no `\.\.` segment/);
+    assert.match(p.readme.description, /At most 102400 bytes in UTF-8\.$/);
+  }
+});
+
+test('reading the document leaves the validator its own keywords', async () => {
+  assert.equal((await h.call('GET', '/v1/openapi.json')).status, 200);
+  const alice = await h.key('keywords');
+  const r = await h.call('POST', '/v1/templates', {
+    key: alice,
+    body: { name: 'x', imageName: 'Ubuntu', ports: ['1/udp'], readme: '€'.repeat(40_000), volumeMountPath: '/a/..' },
+  });
+  assert.equal(r.status, 400);
+  assert.deepEqual(
+    r.body.errors.map((e: { path: string; message: string }) => [e.path, e.message]),
+    [
+      ['/imageName', 'repository names must be lowercase'],
+      ['/volumeMountPath', 'must not contain a ".." segment'],
+      ['/ports/0', 'must be "<port 1-65535>/<http|tcp>", for example "8888/http"'],
+      ['/readme', 'must be at most 102400 bytes in UTF-8'],
+    ],
+  );
+});
+
+test('declares each response header once, with a schema, wherever it is sent', async () => {
+  const doc = (await h.call('GET', '/v1/openapi.json')).body;
+  const responses = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item as Record<string, { operationId: string; responses: Record<string, Record<string, any>> }>).flatMap(
+      ([method, op]) => Object.entries(op.responses).map(([status, response]) => ({ path, method, id: op.operationId, status, response })),
+    ),
+  );
+  for (const { id, status, response } of responses) {
+    for (const [name, header] of Object.entries((response.headers ?? {}) as Record<string, any>)) {
+      assert.equal(typeof header.description, 'string', `${id} ${status} ${name}`);
+      assert.ok(header.schema.type || header.schema.const, `${id} ${status} ${name} has a typed schema`);
+      assert.equal(header.schema.schema, undefined, `${id} ${status} ${name} is not nested twice`);
+    }
+  }
+  const headersOf = (id: string, status: string) =>
+    Object.keys(responses.find((r) => r.id === id && r.status === status)?.response.headers ?? {}).sort();
+  const templateOps = ['GetTemplate', 'UpdateTemplate', 'PatchTemplate', 'ReportTemplateUsage'];
+  for (const id of templateOps) assert.deepEqual(headersOf(id, '200'), ['etag'], id);
+  assert.deepEqual(headersOf('CreateTemplate', '200'), ['etag', 'idempotent-replayed', 'location']);
+  assert.deepEqual(headersOf('RollbackTemplate', '200'), ['etag', 'idempotent-replayed']);
+  assert.deepEqual(headersOf('CreateEndpoint', '200'), ['location']);
+  for (const id of ['ListTemplates', 'ListTemplateRevisions', 'ListEndpoints', 'ListEndpointReleases']) {
+    assert.deepEqual(headersOf(id, '200'), ['link'], id);
+  }
+  for (const { id, status } of responses) {
+    if (status === '401') assert.deepEqual(headersOf(id, status), ['www-authenticate'], id);
+    if (status === '429' || status === '503') assert.deepEqual(headersOf(id, status), ['retry-after'], `${id} ${status}`);
+  }
+});
+
+test('every operation is described, and the document names a contact', async () => {
+  const doc = (await h.call('GET', '/v1/openapi.json')).body;
+  assert.ok(doc.info.contact?.url);
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item as Record<string, { summary?: string; description?: string }>)) {
+      assert.ok(op.summary && op.description, `${method} ${path}`);
+    }
+  }
 });
 
 test('the interactive reference is served at /docs', async () => {

@@ -163,8 +163,100 @@ forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect)
     const none = await h.call('GET', '/v1/nothing-here', { key: alice });
     assert.equal(none.status, 404);
     assert.equal(none.body.type, 'https://podplate.dev/problems/not-found');
-    const wrongMethod = await h.call('PUT', '/v1/templates/x', { key: alice, body: {} });
-    assert.equal(wrongMethod.status, 404);
+  });
+
+  test('a known path asked with a method it does not serve is a 405 with Allow; OPTIONS answers with Allow', async () => {
+    const cases: [string, string][] = [
+      ['/v1/templates', 'GET, HEAD, POST, OPTIONS'],
+      ['/v1/templates/x', 'GET, HEAD, DELETE, PATCH, OPTIONS'],
+      ['/v1/templates/x/update', 'POST, OPTIONS'],
+      ['/v1/templates/x/revisions?limit=2', 'GET, HEAD, OPTIONS'],
+      ['/v1/endpoints/x/releases/y/progress', 'POST, OPTIONS'],
+      ['/healthz', 'GET, HEAD, OPTIONS'],
+    ];
+    for (const [url, allow] of cases) {
+      const path = url.split('?')[0];
+      const served = allow.split(', ');
+      for (const method of ['PUT', 'PATCH', 'DELETE', 'POST', 'GET'].filter((m) => !served.includes(m))) {
+        // A key or none, a body or none, even one that is not JSON: the method alone decides.
+        for (const options of [{ key: alice, body: {} }, {}, { body: '{', headers: { 'content-type': 'application/json' } }]) {
+          const r = await h.call(method as 'PUT', url, options);
+          assert.equal(r.status, 405, `${method} ${url}: ${r.text}`);
+          assert.equal(r.headers.allow, allow, `${method} ${url}`);
+          assert.match(String(r.headers['content-type']), /^application\/problem\+json/);
+          assert.equal(r.body.type, 'https://podplate.dev/problems/method-not-allowed');
+          assert.equal(r.body.detail, `${path} does not take ${method}; it takes ${allow.replace(', OPTIONS', '')}.`);
+        }
+      }
+      const options = await h.call('OPTIONS', url);
+      assert.equal(options.status, 204, url);
+      assert.equal(options.headers.allow, allow, url);
+      assert.equal(options.text, '');
+    }
+  });
+
+  test('an unknown path is a 404 whatever the method, OPTIONS included', async () => {
+    for (const method of ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS'] as const) {
+      for (const url of ['/v1/nothing-here', '/v1/templates/x/y/z', '/v2/templates']) {
+        const r = await h.call(method, url, { key: alice });
+        assert.equal(r.status, 404, `${method} ${url}`);
+        assert.equal(r.headers.allow, undefined);
+        assert.equal(r.body.type, 'https://podplate.dev/problems/not-found');
+      }
+    }
+  });
+
+  test('every field error names the part of the request its value was in', async () => {
+    const t = (await h.call('POST', '/v1/templates', { key: alice, body: templateBody() })).body;
+    const cases: [string, Parameters<Harness['call']>, { in: string; path: string }][] = [
+      ['body', ['POST', '/v1/templates', { key: alice, body: { name: 'x', imageName: 'Bad' } }], { in: 'body', path: '/imageName' }],
+      ['body, JSON', ['POST', '/v1/templates', { key: alice, body: '{' }], { in: 'body', path: '' }],
+      [
+        'body, rollback',
+        ['POST', `/v1/templates/${t.id}/rollback`, { key: alice, body: { revision: 7 } }],
+        { in: 'body', path: '/revision' },
+      ],
+      ['path', ['GET', '/v1/templates/a%20b', { key: alice }], { in: 'path', path: '/templateId' }],
+      ['path, endpoint', ['GET', `/v1/endpoints/${'x'.repeat(65)}`, { key: alice }], { in: 'path', path: '/endpointId' }],
+      [
+        'query, flag',
+        ['GET', '/v1/templates?includePublicTemplates=yes', { key: alice }],
+        { in: 'query', path: '/includePublicTemplates' },
+      ],
+      ['query, limit', ['GET', '/v1/endpoints?limit=0', { key: alice }], { in: 'query', path: '/limit' }],
+      ['query, unknown', ['GET', `/v1/templates/${t.id}?color=red`, { key: alice }], { in: 'query', path: '/color' }],
+      [
+        'header, If-Match',
+        ['DELETE', `/v1/templates/${t.id}`, { key: alice, headers: { 'if-match': 'r1' } }],
+        { in: 'header', path: '/if-match' },
+      ],
+      [
+        'header, Idempotency-Key',
+        ['POST', '/v1/templates', { key: alice, body: templateBody(), headers: { 'idempotency-key': '' } }],
+        { in: 'header', path: '/idempotency-key' },
+      ],
+      [
+        'header, Content-Type',
+        ['POST', '/v1/templates', { key: alice, body: 'x', headers: { 'content-type': 'text/plain' } }],
+        { in: 'header', path: '/content-type' },
+      ],
+    ];
+    // A cursor this service did not issue, on each of the four paged lists.
+    for (const url of ['/v1/templates', `/v1/templates/${t.id}/revisions`, '/v1/endpoints', '/v1/endpoints/x/releases']) {
+      for (const cursor of ['zz', Buffer.from('x1').toString('base64url'), Buffer.from('p-1').toString('base64url'), '!']) {
+        cases.push([`query, cursor of ${url}`, ['GET', `${url}?cursor=${cursor}`, { key: alice }], { in: 'query', path: '/cursor' }]);
+      }
+    }
+    for (const [name, [method, url, options], expected] of cases) {
+      const r = await h.call(method, url, options);
+      assert.ok(r.status === 400 || r.status === 415, `${name}: ${r.status} ${r.text}`);
+      assert.ok(r.body.errors.length > 0, name);
+      assert.deepEqual(
+        r.body.errors.map((e: { in: string; path: string }) => ({ in: e.in, path: e.path })),
+        [expected],
+        `${name}: ${r.text}`,
+      );
+    }
   });
 
   test('every response carries a request id; a sane given one is kept', async () => {

@@ -66,18 +66,129 @@ forEachDialect('updating a template', (dialect) => {
     }
   });
 
-  test('category and isServerless are refused by name; read-only fields too', async () => {
-    const t = await create();
-    const r = await h.call('POST', `/v1/templates/${t.id}/update`, {
-      key: alice,
-      body: { category: 'AMD', isServerless: true, id: 'x', isPlatform: true, earned: 1, runtimeInMin: 2, revision: 9, readme: 'fine' },
+  for (const [method, path] of [
+    ['POST', '/update'],
+    ['PATCH', ''],
+  ] as const) {
+    test(`a template read with GET, changed in one field and sent back whole is updated (${method})`, async () => {
+      const t = await create({ env: { A: '1' }, ports: ['22/tcp'], isServerless: true, category: 'CPU' });
+      const read = (await h.call('GET', `/v1/templates/${t.id}`, { key: alice })).body;
+      const r = await h.call(method, `/v1/templates/${t.id}${path}`, { key: alice, body: { ...read, readme: 'edited' } });
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.body, { ...read, readme: 'edited', revision: 2, updatedAt: r.body.updatedAt });
+      assert.deepEqual((await h.call('GET', `/v1/templates/${t.id}`, { key: alice })).body, r.body);
+      // Sent back again as it now is, nothing changed: no new revision.
+      const again = await h.call(method, `/v1/templates/${t.id}${path}`, { key: alice, body: r.body });
+      assert.equal(again.status, 200, again.text);
+      assert.deepEqual(again.body, r.body);
     });
-    assert.equal(r.status, 400);
-    const byPath = Object.fromEntries(r.body.errors.map((e: { path: string; message: string }) => [e.path, e.message]));
-    assert.match(byPath['/category'], /can't be changed/);
-    assert.match(byPath['/isServerless'], /can't be changed/);
-    for (const f of ['/id', '/isPlatform', '/earned', '/runtimeInMin', '/revision']) assert.match(byPath[f], /read-only/);
-    assert.equal((await h.call('GET', `/v1/templates/${t.id}`, { key: alice })).body.readme, '', 'nothing was applied');
+  }
+
+  test('each fixed or server-set field sent back with another value is a 400 naming it; nothing is applied', async () => {
+    const t = await create();
+    const other: Record<string, unknown> = {
+      id: 'someotherid0000',
+      category: 'AMD',
+      isServerless: true,
+      isPlatform: true,
+      earned: 1,
+      runtimeInMin: 2,
+      createdAt: '2001-01-01T00:00:00.000Z',
+      updatedAt: '2001-01-01T00:00:00.000Z',
+    };
+    for (const [field, value] of Object.entries(other)) {
+      const r = await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { ...t, readme: 'x', [field]: value } });
+      assert.equal(r.status, 400, `${field}: ${r.text}`);
+      assert.equal(r.body.errors.length, 1, r.text);
+      const [error] = r.body.errors;
+      assert.deepEqual([error.in, error.path], ['body', `/${field}`]);
+      const rule = field === 'category' || field === 'isServerless' ? "can't be changed after the template is created" : 'is read-only';
+      assert.ok(error.message.startsWith(rule), error.message);
+      assert.ok(error.message.includes(JSON.stringify(t[field])), `${error.message} names the current value`);
+      assert.match(r.body.detail, new RegExp(`sent back only with their current values: ${field}\\.$`));
+    }
+    const all = await h.call('POST', `/v1/templates/${t.id}/update`, { key: alice, body: { ...t, ...other, readme: 'x' } });
+    assert.equal(all.status, 400);
+    assert.deepEqual(
+      all.body.errors.map((e: { path: string }) => e.path),
+      ['/category', '/isServerless', '/id', '/isPlatform', '/earned', '/runtimeInMin', '/createdAt', '/updatedAt'],
+    );
+    assert.deepEqual((await h.call('GET', `/v1/templates/${t.id}`, { key: alice })).body, t, 'nothing was applied');
+  });
+
+  test('a revision other than the current one is a 412, as a stale If-Match is', async () => {
+    const t = await create();
+    const read = (await h.call('GET', `/v1/templates/${t.id}`, { key: alice })).body;
+    assert.equal((await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { readme: 'someone else' } })).status, 200);
+    for (const revision of [read.revision, 3, 99]) {
+      const r = await h.call('POST', `/v1/templates/${t.id}/update`, { key: alice, body: { ...read, revision, readme: 'mine' } });
+      assert.equal(r.status, 412, r.text);
+      assert.equal(r.body.type, 'https://podplate.dev/problems/precondition-failed');
+      assert.match(r.body.detail, new RegExp(`at revision 2, not ${revision}`));
+    }
+    // A stale object is refused for its revision before its other fields are compared.
+    const stale = await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { ...read, earned: 5, readme: 'mine' } });
+    assert.equal(stale.status, 412);
+    assert.equal((await h.call('GET', `/v1/templates/${t.id}`, { key: alice })).body.readme, 'someone else');
+    // The current revision passes, and If-Match must agree with it too.
+    const current = await h.call('GET', `/v1/templates/${t.id}`, { key: alice });
+    const mismatch = await h.call('PATCH', `/v1/templates/${t.id}`, {
+      key: alice,
+      body: { ...current.body, readme: 'mine' },
+      headers: { 'if-match': '"r1"' },
+    });
+    assert.equal(mismatch.status, 412);
+    const ok = await h.call('PATCH', `/v1/templates/${t.id}`, {
+      key: alice,
+      body: { ...current.body, readme: 'mine' },
+      headers: { 'if-match': String(current.headers.etag) },
+    });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.body.revision, 3);
+  });
+
+  test('earned and runtimeInMin are compared with their values now, after usage reported in between', async () => {
+    const platform = await h.key('platform-usage', 'platform');
+    const t = await create();
+    const read = (await h.call('GET', `/v1/templates/${t.id}`, { key: alice })).body;
+    const usage = await h.call('POST', `/v1/templates/${t.id}/usage`, {
+      key: platform,
+      body: { usageId: `u-${t.id}`, runtimeInMin: 90, earned: 1.25 },
+    });
+    assert.equal(usage.status, 200, usage.text);
+    assert.equal(usage.body.revision, read.revision, 'usage makes no revision');
+    const stale = await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { ...read, readme: 'x' } });
+    assert.equal(stale.status, 400, stale.text);
+    assert.deepEqual(
+      stale.body.errors.map((e: { path: string; message: string }) => [e.path, e.message]),
+      [
+        ['/earned', 'is read-only: the server sets it; send its current value (1.25) or leave it out'],
+        ['/runtimeInMin', 'is read-only: the server sets it; send its current value (90) or leave it out'],
+      ],
+    );
+    const fresh = (await h.call('GET', `/v1/templates/${t.id}`, { key: alice })).body;
+    const r = await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { ...fresh, readme: 'x' } });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual([r.body.earned, r.body.runtimeInMin, r.body.readme], [1.25, 90, 'x']);
+  });
+
+  test('timestamps sent back are compared as instants; their type and format are still checked', async () => {
+    const t = await create();
+    const offset = t.createdAt.replace(/\.(\d{3})Z$/, '.$1+00:00');
+    const r = await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { createdAt: offset, updatedAt: t.updatedAt } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.createdAt, t.createdAt, 'the stored value keeps its own form');
+    for (const [field, value] of [
+      ['createdAt', 'yesterday'],
+      ['earned', '0'],
+      ['revision', 0],
+      ['id', 5],
+      ['category', 'TPU'],
+    ] as const) {
+      const bad = await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { [field]: value } });
+      assert.equal(bad.status, 400, `${field}: ${bad.text}`);
+      assert.equal(bad.body.errors[0].path, `/${field}`);
+    }
   });
 
   test('every validation rule of create holds for update', async () => {

@@ -4,7 +4,7 @@ import { Endpoint, EndpointCreate } from '../../domain/endpoint.ts';
 import { trimName } from '../../domain/name.ts';
 import { Release, ReleaseProgress } from '../../releases/release.ts';
 import { problemResponses } from '../problem.ts';
-import { IdParam, linkNext, PageQuery, pageStart } from '../schemas.ts';
+import { IdParam, linkNext, PageQuery, pageResponse, pageStart, responseHeader } from '../schemas.ts';
 
 const params = IdParam('endpointId', 'endpoint');
 const tags = ['endpoints'];
@@ -20,7 +20,14 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Create a Serverless endpoint',
       description: 'Binds a Serverless template of the caller to a new endpoint. A template is bound to one endpoint at a time.',
       body: Type.Ref(EndpointCreate),
-      response: { 200: Type.Ref(Endpoint, { description: 'The new endpoint.' }), ...problemResponses(400, 401, 403, 409, 413, 415, 503) },
+      response: {
+        200: {
+          description: 'The new endpoint.',
+          headers: { location: responseHeader.location },
+          content: { 'application/json': { schema: Type.Ref(Endpoint) } },
+        },
+        ...problemResponses(400, 401, 403, 409, 413, 415, 429, 503),
+      },
     },
     handler: async (request, reply) => {
       const endpoint = await endpoints.create(request.caller, request.body);
@@ -35,7 +42,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'List your endpoints',
       description: 'The caller\'s endpoints, newest first; a `Link: <…>; rel="next"` header gives the next page.',
       querystring: PageQuery,
-      response: { 200: Type.Array(Type.Ref(Endpoint), { description: 'One page of endpoints.' }), ...problemResponses(400, 401, 503) },
+      response: { 200: pageResponse(Type.Ref(Endpoint), 'One page of endpoints.'), ...problemResponses(400, 401, 429, 503) },
     },
     handler: async (request, reply) => {
       const page = await endpoints.list(request.caller, request.query.limit ?? 100, pageStart(request.query.cursor));
@@ -49,8 +56,9 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'GetEndpoint',
       summary: 'Find an endpoint by ID',
+      description: 'Returns an endpoint of the caller; any other id is a 404.',
       params,
-      response: { 200: Type.Ref(Endpoint, { description: 'The endpoint.' }), ...problemResponses(400, 401, 404, 503) },
+      response: { 200: Type.Ref(Endpoint, { description: 'The endpoint.' }), ...problemResponses(400, 401, 404, 429, 503) },
     },
     handler: async (request) => endpoints.get(request.caller, request.params.endpointId),
   });
@@ -65,7 +73,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'of the webhook that announced it. A `Link: <…>; rel="next"` header gives the next page.',
       params,
       querystring: PageQuery,
-      response: { 200: Type.Array(Type.Ref(Release), { description: 'One page of releases.' }), ...problemResponses(400, 401, 404, 503) },
+      response: { 200: pageResponse(Type.Ref(Release), 'One page of releases.'), ...problemResponses(400, 401, 404, 429, 503) },
     },
     handler: async (request, reply) => {
       const { limit = 100, cursor } = request.query;
@@ -85,7 +93,10 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'A completed, failed or superseded release changes no more (409).',
       params: Type.Object({ ...params.properties, ...IdParam('releaseId', 'release').properties }, { additionalProperties: false }),
       body: Type.Ref(ReleaseProgress),
-      response: { 200: Type.Ref(Release, { description: 'The release.' }), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 503) },
+      response: {
+        200: Type.Ref(Release, { description: 'The release.' }),
+        ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429, 503),
+      },
     },
     handler: async (request) => releases.reportProgress(request.caller, request.params.endpointId, request.params.releaseId, request.body),
   });
@@ -97,7 +108,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Delete an endpoint',
       description: 'Deletes the endpoint and unbinds its template.',
       params,
-      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 404, 503) },
+      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 404, 429, 503) },
     },
     handler: async (request, reply) => {
       await endpoints.delete(request.caller, request.params.endpointId);

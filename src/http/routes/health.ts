@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { problem, problemResponses, sendProblem } from '../problem.ts';
 
-const Status = Type.Object({ status: Type.String() });
+const Status = (status: string, description: string) =>
+  Type.Object({ status: Type.Literal(status, { description: 'Always this value.' }) }, { description });
 
 export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/healthz', {
@@ -10,8 +11,11 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['operations'],
       operationId: 'Health',
       summary: 'The process is up',
+      description:
+        'Liveness: answers as long as the process serves HTTP, without asking the database. Needs no key. ' +
+        'Point a process supervisor here; a load balancer should use /readyz.',
       security: [],
-      response: { 200: Status },
+      response: { 200: Status('ok', 'The process is up.') },
     },
     handler: async () => ({ status: 'ok' }),
   });
@@ -21,6 +25,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['operations'],
       operationId: 'Metrics',
       summary: 'Prometheus metrics: the webhook outbox',
+      description:
+        'The backlog of release webhooks in the Prometheus text format: pending deliveries, those whose last attempt ' +
+        'failed, and the age of the oldest. Needs no key; 503 while the database is unreachable.',
       security: [],
       response: {
         200: { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } },
@@ -50,8 +57,11 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['operations'],
       operationId: 'Ready',
       summary: 'The database answers: the process can serve requests',
+      description:
+        'Readiness: 200 when the database answers, 503 (with Retry-After) while it does not; the process reconnects by ' +
+        "itself. Needs no key. Point a load balancer's health check here.",
       security: [],
-      response: { 200: Status, ...problemResponses(503) },
+      response: { 200: Status('ready', 'The database answers.'), ...problemResponses(503) },
     },
     handler: async (request, reply) => {
       try {

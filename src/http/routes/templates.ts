@@ -8,18 +8,15 @@ import { UsageReport } from '../../domain/usage.ts';
 import { etagOf, preconditionFrom } from '../conditional.ts';
 import { idempotencyOf, sendAnswer } from '../idempotency.ts';
 import { problemResponses } from '../problem.ts';
-import { IdParam, IncludeQuery, linkNext, PageQuery, pageStart, TemplateListQuery } from '../schemas.ts';
+import { IdParam, IncludeQuery, linkNext, PageQuery, pageResponse, pageStart, responseHeader, TemplateListQuery } from '../schemas.ts';
 
 const params = IdParam('templateId', 'template');
 const tags = ['templates'];
 
-const header = (description: string) => ({ schema: { type: 'string' }, description });
-const ETAG = { etag: header('The revision of the template, for If-Match.') };
-
 /** The 200 of an operation that answers with one template, with its ETag. */
 const oneTemplate = (description: string, headers: Record<string, unknown> = {}) => ({
   description,
-  headers: { ...ETAG, ...headers },
+  headers: { etag: responseHeader.etag, ...headers },
   content: { 'application/json': { schema: Type.Ref(Template) } },
 });
 
@@ -62,8 +59,11 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       headers: Type.Object(IdempotencyKey, { additionalProperties: true }),
       body: Type.Ref(TemplateCreate),
       response: {
-        200: oneTemplate('The new template.', { location: header('Where the new template is.') }),
-        ...problemResponses(400, 401, 403, 409, 413, 415, 422, 503),
+        200: oneTemplate('The new template; a retry with the same Idempotency-Key gets it again.', {
+          location: responseHeader.location,
+          'idempotent-replayed': responseHeader.idempotentReplayed,
+        }),
+        ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429, 503),
       },
     },
     handler: async (request, reply) =>
@@ -79,7 +79,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'The templates the caller can see with the given flags, newest first, as a bare array. ' +
         'When more follow, a `Link: <…>; rel="next"` header gives the next page.',
       querystring: TemplateListQuery,
-      response: { 200: Type.Array(Type.Ref(Template), { description: 'One page of templates.' }), ...problemResponses(400, 401, 503) },
+      response: { 200: pageResponse(Type.Ref(Template), 'One page of templates.'), ...problemResponses(400, 401, 429, 503) },
     },
     handler: async (request, reply) => {
       const { limit = 100, cursor, ...filters } = request.query;
@@ -97,7 +97,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Returns the template if the caller can see it with the given flags; otherwise 404.',
       params,
       querystring: IncludeQuery,
-      response: { 200: oneTemplate('The template.'), ...problemResponses(400, 401, 404, 503) },
+      response: { 200: oneTemplate('The template.'), ...problemResponses(400, 401, 404, 429, 503) },
     },
     handler: async (request, reply) => {
       const view = await templates.get(request.caller, request.params.templateId, request.query);
@@ -129,7 +129,10 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params,
         headers: IfMatch,
         body: Type.Ref(TemplateUpdate),
-        response: { 200: oneTemplate('The template after the update.'), ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 503) },
+        response: {
+          200: oneTemplate('The template after the update.'),
+          ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 429, 503),
+        },
       },
       handler: async (request, reply) => {
         const precondition = preconditionFrom(request.headers['if-match']);
@@ -146,7 +149,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Deletes a template of the caller, with its revisions. A template bound to an endpoint cannot be deleted (409).',
       params,
       headers: IfMatch,
-      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404, 409, 412, 503) },
+      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404, 409, 412, 429, 503) },
     },
     handler: async (request, reply) => {
       const precondition = preconditionFrom(request.headers['if-match']);
@@ -166,8 +169,8 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params,
       querystring: PageQuery,
       response: {
-        200: Type.Array(Type.Ref(Revision), { description: 'One page of revisions.' }),
-        ...problemResponses(400, 401, 403, 404, 503),
+        200: pageResponse(Type.Ref(Revision), 'One page of revisions.'),
+        ...problemResponses(400, 401, 403, 404, 429, 503),
       },
     },
     handler: async (request, reply) => {
@@ -190,8 +193,10 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       headers: Type.Object({ ...IfMatch.properties, ...IdempotencyKey }, { additionalProperties: true }),
       body: Type.Ref(RollbackInput),
       response: {
-        200: oneTemplate('The template after the rollback.'),
-        ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422, 503),
+        200: oneTemplate('The template after the rollback; a retry with the same Idempotency-Key gets it again.', {
+          'idempotent-replayed': responseHeader.idempotentReplayed,
+        }),
+        ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422, 429, 503),
       },
     },
     handler: async (request, reply) => {
@@ -212,7 +217,10 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'nothing; reusing its usageId with other values is a 409.',
       params,
       body: Type.Ref(UsageReport),
-      response: { 200: oneTemplate('The template with its new totals.'), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 503) },
+      response: {
+        200: oneTemplate('The template with its new totals.'),
+        ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429, 503),
+      },
     },
     handler: async (request, reply) =>
       sendTemplate(reply, await templates.reportUsage(request.caller, request.params.templateId, request.body)),
