@@ -131,6 +131,23 @@ export interface UsageReportsTable {
   created_at: string;
 }
 
+export interface RegistryAuthsTable {
+  seq: Generated<number>;
+  id: string;
+  owner_id: string;
+  name: string;
+  username: string;
+  /** Sealed (secrets/keyring.ts): never the password in plain text. */
+  password: string;
+  created_at: string;
+}
+
+/** One row, sealed under the key that sealed the first secret: a process with another key refuses to start. */
+export interface SecretKeyCheckTable {
+  id: string;
+  sealed: string;
+}
+
 export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -141,4 +158,6 @@ export interface Tables {
   outbox: OutboxTable;
   idempotency_keys: IdempotencyKeysTable;
   usage_reports: UsageReportsTable;
+  registry_auths: RegistryAuthsTable;
+  secret_key_check: SecretKeyCheckTable;
 }

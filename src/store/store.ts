@@ -7,8 +7,10 @@ import { GroupCommit } from './group-commit.ts';
 import { IdempotencyRepository } from './idempotency.ts';
 import { migrations } from './migrations/index.ts';
 import { OutboxRepository } from './outbox.ts';
+import { RegistryAuthRepository } from './registry-auths.ts';
 import type { Tables } from './schema.ts';
 import { assertOutside, Scope, within, withTimeLimit } from './scope.ts';
+import { SealedRepository } from './sealed.ts';
 import { TemplateRepository } from './templates.ts';
 import { UsageRepository } from './usage.ts';
 
@@ -22,6 +24,8 @@ export abstract class Repositories {
   readonly outbox: OutboxRepository;
   readonly idempotency: IdempotencyRepository;
   readonly usage: UsageRepository;
+  readonly registryAuths: RegistryAuthRepository;
+  readonly sealed: SealedRepository;
 
   protected constructor(core: Core) {
     this.templates = new TemplateRepository(core);
@@ -30,6 +34,8 @@ export abstract class Repositories {
     this.outbox = new OutboxRepository(core);
     this.idempotency = new IdempotencyRepository(core);
     this.usage = new UsageRepository(core);
+    this.registryAuths = new RegistryAuthRepository(core);
+    this.sealed = new SealedRepository(core);
   }
 }
 

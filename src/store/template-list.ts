@@ -58,7 +58,7 @@ export function listQuery(db: Kysely<Tables>, query: TemplateQuery) {
   const branches = visibleScopes(query.visibility).map((scope) => {
     let select = db
       .selectFrom('templates')
-      .select(['seq', 'id', 'body'])
+      .select(['seq', 'id', 'owner_id', 'body'])
       .where((eb) => eb.and(scope.where(eb)));
     if (query.category !== undefined) select = select.where('category', '=', query.category);
     if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);

@@ -4,6 +4,7 @@ import * as initial from './0001-initial.ts';
 import * as history from './0002-history-releases-outbox.ts';
 import * as body from './0003-template-body.ts';
 import * as bodyFollows from './0004-body-follows-columns.ts';
+import * as registryAuths from './0005-registry-auths.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
@@ -13,6 +14,7 @@ const ordered: [string, DialectMigration][] = [
   ['0002-history-releases-outbox', history],
   ['0003-template-body', body],
   ['0004-body-follows-columns', bodyFollows],
+  ['0005-registry-auths', registryAuths],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {
