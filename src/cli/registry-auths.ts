@@ -20,8 +20,8 @@ const createSpec = defineCommand({
     '--json': "print the API's JSON",
   },
   examples: [
-    'echo "$GHCR_TOKEN" | podplate registry-auth create --name ghcr --username octocat --password-stdin',
     'podplate registry-auth create --name gcr --username _json_key --password-stdin < key.json',
+    'echo "$GHCR_TOKEN" | podplate registry-auth create --name ghcr --username octocat --password-stdin',
   ],
 });
 
