@@ -167,14 +167,21 @@ export class TemplateRepository {
    */
   async referringTo(authId: string, limit: number): Promise<{ id: string; ownerId: string; name: string }[]> {
     if (authId === '') return [];
+    return this.referringQuery(authId, limit).execute();
+  }
+
+  /** The SQL `referringTo` runs (tests read its plan). */
+  referringToSql(authId: string, limit: number): CompiledQuery {
+    return this.referringQuery(authId, limit).compile();
+  }
+
+  private referringQuery(authId: string, limit: number) {
     return this.core.db
       .selectFrom('templates')
       .select(['id', 'owner_id as ownerId', 'name'])
       .where('container_registry_auth_id', '=', authId)
       .where('container_registry_auth_id', '<>', '')
-      .orderBy('seq')
-      .limit(limit)
-      .execute();
+      .limit(limit);
   }
 
   /** The SQL a list page runs (tests read its plan). */
