@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.ts';
 import { Endpoint, EndpointCreate } from './domain/endpoint.ts';
+import { RegistryAuth, RegistryAuthCreate, RegistryAuthCredentials } from './domain/registry-auth.ts';
 import { FieldChangeSchema, Revision, RollbackInput } from './domain/revision.ts';
 import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
 import { UsageReport } from './domain/usage.ts';
@@ -13,6 +14,7 @@ import { Problem, problem, registerProblemHandlers, sendProblem } from './http/p
 import { rateLimit } from './http/rate-limit.ts';
 import { endpointRoutes } from './http/routes/endpoints.ts';
 import { healthRoutes } from './http/routes/health.ts';
+import { registryAuthRoutes } from './http/routes/registry-auths.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { registerUi } from './http/ui.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -47,6 +49,9 @@ const SHARED_SCHEMAS = [
   EndpointCreate,
   Release,
   ReleaseProgress,
+  RegistryAuth,
+  RegistryAuthCreate,
+  RegistryAuthCredentials,
   Problem,
 ];
 
@@ -129,6 +134,7 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
       if (config.RATE_LIMIT_PER_MINUTE > 0) api.addHook('onRequest', rateLimit(registry, config.RATE_LIMIT_PER_MINUTE));
       await api.register(templateRoutes);
       await api.register(endpointRoutes);
+      await api.register(registryAuthRoutes);
     },
     { prefix: '/v1' },
   );

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { parseKey } from './secrets/keyring.ts';
 
 // The environment, read once at start-up and checked: a bad setting stops the start with a clear message.
 
@@ -71,10 +72,23 @@ export const ConfigSchema = Type.Object({
   ),
   RELEASE_RETRY_MAX_MS: integer(300_000, 10, 86_400_000, 'The longest wait between two attempts.'),
   OUTBOX_POLL_MS: integer(250, 10, 60_000, 'How often each process looks for webhooks to send.'),
+  SECRETS_KEY: Type.Optional(
+    Type.String({
+      description:
+        'The key that encrypts secrets at rest (registry passwords): 32 bytes in base64. Required on PostgreSQL, the same ' +
+        'in every process; on SQLite, unset, a key file beside the database is made on first start and used.',
+    }),
+  ),
+  SECRETS_KEY_PREVIOUS: Type.Optional(
+    Type.String({ description: 'The key before SECRETS_KEY, during a rotation: it still decrypts, never encrypts.' }),
+  ),
 });
 export type Config = Static<typeof ConfigSchema>;
 
 export class ConfigError extends Error {}
+
+/** Settings whose value is never repeated in a message. */
+const SECRET_SETTINGS = new Set(['RELEASE_WEBHOOK_SECRET', 'SECRETS_KEY', 'SECRETS_KEY_PREVIOUS']);
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const raw = Object.fromEntries(
@@ -83,11 +97,25 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
   const errors = [...Value.Errors(ConfigSchema, config)];
   if (errors.length > 0) {
-    throw new ConfigError(errors.map((e) => `${e.path.slice(1)}=${JSON.stringify(raw[e.path.slice(1)] ?? '')}: ${e.message}`).join('\n'));
+    const shown = (name: string) => (SECRET_SETTINGS.has(name) ? name : `${name}=${JSON.stringify(raw[name] ?? '')}`);
+    throw new ConfigError(errors.map((e) => `${shown(e.path.slice(1))}: ${e.message}`).join('\n'));
   }
   const checked = config as Config;
   if (checked.RELEASE_WEBHOOK_URL && !checked.RELEASE_WEBHOOK_SECRET) {
     throw new ConfigError('RELEASE_WEBHOOK_SECRET must be set when RELEASE_WEBHOOK_URL is: every webhook is signed.');
+  }
+  for (const name of ['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS'] as const) {
+    const value = checked[name];
+    if (value !== undefined) {
+      try {
+        parseKey(value, name);
+      } catch (error) {
+        throw new ConfigError((error as Error).message);
+      }
+    }
+  }
+  if (checked.SECRETS_KEY_PREVIOUS && !checked.SECRETS_KEY) {
+    throw new ConfigError('SECRETS_KEY_PREVIOUS is set without SECRETS_KEY: set the new key in SECRETS_KEY, and the old one here.');
   }
   return checked;
 }

@@ -1,9 +1,12 @@
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { buildApp } from './app.ts';
-import { type Config, readConfig } from './config.ts';
+import { type Config, ConfigError, readConfig } from './config.ts';
 import { isKind } from './domain/errors.ts';
 import { Registry } from './registry/registry.ts';
 import { Deliverer } from './releases/deliverer.ts';
-import { dialectFor } from './store/dialect.ts';
+import { Keyring, newKeyText, parseKey } from './secrets/keyring.ts';
+import { dialectFor, sqliteFile } from './store/dialect.ts';
 import { Store } from './store/store.ts';
 
 /** Migrates, waiting for a database that is not reachable yet (it may be starting too); other errors stop the start. */
@@ -20,6 +23,58 @@ async function migrateWhenReachable(store: Store): Promise<void> {
   }
 }
 
+const MAKE_A_KEY = 'Make one with `openssl rand -base64 32` (or `npx podplate secrets new-key`), and give every process the same.';
+
+/** Where SQLite keeps its secrets key when SECRETS_KEY is unset: a file beside the database file. */
+export const keyFileOf = (databaseFile: string): string => `${resolve(databaseFile)}.secrets-key`;
+
+/** The key in `path`, made there (mode 0600) if the file does not exist yet. */
+function keyFromFile(path: string): string {
+  try {
+    const text = readFileSync(path, 'utf8');
+    if ((statSync(path).mode & 0o077) !== 0) {
+      process.stderr.write(`podplate: ${path} can be read by other users than its owner; chmod 600 it.\n`);
+    }
+    parseKey(text, path);
+    return text.trim();
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ENOENT') {
+      throw new ConfigError(`cannot use the secrets key file ${path}: ${(error as Error).message}`);
+    }
+  }
+  const key = newKeyText();
+  mkdirSync(dirname(path), { recursive: true });
+  try {
+    writeFileSync(path, `${key}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    // Another process made it first: use theirs.
+    if ((error as { code?: string }).code === 'EEXIST') return keyFromFile(path);
+    throw new ConfigError(`cannot write the secrets key file ${path}: ${(error as Error).message}`);
+  }
+  process.stderr.write(
+    `podplate: SECRETS_KEY is not set, so secrets are encrypted with a new key, kept in ${path} (mode 0600). ` +
+      'Keep it with the database, and back it up with it: without it, stored registry passwords cannot be read.\n',
+  );
+  return key;
+}
+
+/**
+ * The keys that seal secrets at rest: SECRETS_KEY, and SECRETS_KEY_PREVIOUS during a rotation. Without SECRETS_KEY,
+ * PostgreSQL is refused (every process must share one key, so none may make its own), and SQLite uses the key file
+ * beside its database, made on first start; an in-memory database gets a key that lives as long as it does.
+ */
+export function secretsKeyring(config: Config): Keyring {
+  if (config.SECRETS_KEY) return Keyring.fromText(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
+  const file = sqliteFile(config.DATABASE_URL);
+  if (file === undefined) {
+    throw new ConfigError(
+      'SECRETS_KEY must be set on PostgreSQL: it encrypts registry passwords at rest, and every process must use the same one. ' +
+        MAKE_A_KEY,
+    );
+  }
+  return Keyring.fromText(file === ':memory:' ? newKeyText() : keyFromFile(keyFileOf(file)));
+}
+
 /** The store `config` names: its database, pool and time limits. */
 export function openStore(config: Config, poolSize = config.DB_POOL_SIZE): Store {
   const dialect = dialectFor(config.DATABASE_URL, {
@@ -32,6 +87,7 @@ export function openStore(config: Config, poolSize = config.DB_POOL_SIZE): Store
 
 /** The process: config, logger, database, listen, and a graceful shutdown on SIGTERM/SIGINT. */
 export async function serve(config: Config = readConfig()): Promise<void> {
+  const keyring = secretsKeyring(config);
   const store = openStore(config);
   await migrateWhenReachable(store);
   const registry = new Registry(store, {
@@ -42,7 +98,14 @@ export async function serve(config: Config = readConfig()): Promise<void> {
       bytes: config.QUOTA_BYTES_PER_ACCOUNT,
       endpoints: config.QUOTA_ENDPOINTS_PER_ACCOUNT,
     },
+    keyring,
   });
+  try {
+    await registry.secrets.checkKey();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const first = await registry.keys.bootstrap();
   if (first) {
     // The one time a key is shown by the server: on first start, so that somebody can sign in at all.

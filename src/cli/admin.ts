@@ -1,9 +1,11 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, readConfig } from '../config.ts';
+import { type Config, ConfigError, readConfig } from '../config.ts';
 import type { Role } from '../domain/account.ts';
 import { DomainError } from '../domain/errors.ts';
 import { Registry } from '../registry/registry.ts';
-import { openStore, serve } from '../server.ts';
+import { SecretsKeyMismatch } from '../registry/secrets.ts';
+import { KeyFormatError, newKeyText } from '../secrets/keyring.ts';
+import { openStore, secretsKeyring, serve } from '../server.ts';
 import { UsageError } from './args.ts';
 
 // The admin commands: they reach the database through the registry, as the server does. main.ts loads this module
@@ -11,12 +13,14 @@ import { UsageError } from './args.ts';
 
 class AdminError extends Error {}
 
-async function withRegistry<T>(work: (registry: Registry) => Promise<T>): Promise<T> {
-  const config = readConfig();
+/** Runs `work` on the registry over the configured database; `withKeys` gives it the secrets keys (required then). */
+async function withRegistry<T>(work: (registry: Registry) => Promise<T>, withKeys = false): Promise<T> {
+  const config: Config = readConfig();
+  const keyring = withKeys ? secretsKeyring(config) : undefined;
   const store = openStore(config, 2);
   try {
     await store.migrate();
-    return await work(new Registry(store, { keyCacheTtlMs: 0 }));
+    return await work(new Registry(store, { keyCacheTtlMs: 0, keyring }));
   } finally {
     await store.close();
   }
@@ -62,17 +66,56 @@ async function keys(args: string[]): Promise<void> {
   throw new UsageError(`unknown keys command ${action ?? ''}`.trim());
 }
 
-/** Runs `serve`, `migrate` or `keys …`; a bad setting or key operation is exit 1. */
-export async function admin(command: 'serve' | 'migrate' | 'keys', args: string[]): Promise<number> {
+async function secrets(args: string[]): Promise<void> {
+  const [action, ...rest] = args;
+  if (action === 'new-key') {
+    parseArgs({ args: rest, options: {} });
+    process.stdout.write(`${newKeyText()}\n`);
+    return;
+  }
+  if (action === 'rotate') {
+    parseArgs({ args: rest, options: {} });
+    const report = await withRegistry(
+      (registry) =>
+        registry.secrets.rotate((column) =>
+          process.stderr.write(`  ${column.what}: ${column.resealed} sealed again, ${column.current} already under the key\n`),
+        ),
+      true,
+    );
+    const resealed = report.reduce((sum, column) => sum + column.resealed, 0);
+    const unreadable = report.filter((column) => column.unreadable.length > 0);
+    process.stderr.write(`Sealed ${resealed} secret${resealed === 1 ? '' : 's'} again under SECRETS_KEY.\n`);
+    if (unreadable.length > 0) {
+      throw new AdminError(
+        `some secrets open with neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS, and were left as they are: ${unreadable
+          .map((column) => `${column.what} ${column.unreadable.join(', ')}`)
+          .join('; ')}`,
+      );
+    }
+    process.stderr.write('Every secret is now sealed under SECRETS_KEY: SECRETS_KEY_PREVIOUS can be removed.\n');
+    return;
+  }
+  throw new UsageError(`unknown secrets command ${action ?? ''}`.trim());
+}
+
+/** Runs `serve`, `migrate`, `keys …` or `secrets …`; a bad setting or key operation is exit 1. */
+export async function admin(command: 'serve' | 'migrate' | 'keys' | 'secrets', args: string[]): Promise<number> {
   try {
     if (command === 'serve') await serve();
     else if (command === 'migrate') {
       await withRegistry(async () => undefined);
       process.stderr.write('The database schema is up to date.\n');
-    } else await keys(args);
+    } else if (command === 'secrets') await secrets(args);
+    else await keys(args);
     return 0;
   } catch (error) {
-    if (error instanceof AdminError || error instanceof ConfigError || error instanceof DomainError) {
+    if (
+      error instanceof AdminError ||
+      error instanceof ConfigError ||
+      error instanceof DomainError ||
+      error instanceof SecretsKeyMismatch ||
+      error instanceof KeyFormatError
+    ) {
       process.stderr.write(`podplate: ${error.message}\n`);
       return 1;
     }

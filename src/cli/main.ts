@@ -4,6 +4,7 @@ import { LoginError } from './config.ts';
 import { endpointCommands, releaseCommands, WatchError } from './endpoints.ts';
 import { login, logout } from './login.ts';
 import { note, problemText } from './output.ts';
+import { registryAuthCommands } from './registry-auths.ts';
 import { templateCommands } from './templates.ts';
 
 const USAGE = `Usage: podplate <command> [flags]
@@ -22,6 +23,9 @@ Client commands (talk to a Podplate service; --help on each shows its flags and 
   releases list <endpoint-id>
   releases watch <endpoint-id> | --template <id> [--revision n]
                                           Wait for a release; exit 1 unless it completes
+  registry-auth create --name N --username U --password-stdin
+                                          Store private-registry credentials (templates use them: --registry-auth <id>)
+  registry-auth list | delete <id>
 
   --json prints the API's JSON. Exit codes: 0 success, 1 API, network or release failure, 2 usage error.
 
@@ -32,6 +36,9 @@ Admin commands (use the database directly; read DATABASE_URL, default sqlite:./d
                                           Create an API key; prints the key alone on stdout
   keys list                               List API keys (never their secret)
   keys revoke <key-id>                    Revoke a key
+  secrets new-key                         Print a new random key for SECRETS_KEY
+  secrets rotate                          Encrypt every stored secret again under SECRETS_KEY (the old key in
+                                          SECRETS_KEY_PREVIOUS)
 
 Examples:
   podplate keys create --user alice
@@ -41,7 +48,12 @@ Examples:
 `;
 
 type Group = Record<string, { spec: CommandSpec<any>; run: (argv: string[]) => Promise<number> }>;
-const GROUPS: Record<string, Group> = { templates: templateCommands, endpoints: endpointCommands, releases: releaseCommands };
+const GROUPS: Record<string, Group> = {
+  templates: templateCommands,
+  endpoints: endpointCommands,
+  releases: releaseCommands,
+  'registry-auth': registryAuthCommands,
+};
 
 function groupUsage(name: string, group: Group): string {
   const width = Math.max(...Object.keys(group).map((k) => k.length));
@@ -73,6 +85,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'serve':
       case 'migrate':
       case 'keys':
+      case 'secrets':
         return await (await import('./admin.ts')).admin(command, args);
       case 'login':
         return await login(args);
@@ -81,6 +94,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'templates':
       case 'endpoints':
       case 'releases':
+      case 'registry-auth':
         return await runGroup(command, GROUPS[command] as Group, args);
       case undefined:
       case 'help':

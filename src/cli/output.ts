@@ -1,4 +1,4 @@
-import type { Endpoint, PodplateProblem, Release, Revision, Template } from '../client/index.ts';
+import type { Endpoint, PodplateProblem, RegistryAuth, Release, Revision, Template } from '../client/index.ts';
 
 // What the client commands print: aligned tables and detail views for people, the API's own JSON for scripts.
 
@@ -136,6 +136,21 @@ export function releaseTable(releases: Release[]): string {
       r.updatedAt,
     ]),
   );
+}
+
+export function registryAuthTable(auths: RegistryAuth[]): string {
+  return table(
+    ['ID', 'NAME', 'CREATED'],
+    auths.map((a) => [a.id, short(a.name, 60), a.createdAt]),
+  );
+}
+
+export function registryAuthDetails(a: RegistryAuth): string {
+  return details([
+    ['ID', a.id],
+    ['Name', a.name],
+    ['Created', a.createdAt],
+  ]);
 }
 
 /** A problem as people read it: its title and detail, then each offending field on a line of its own. */

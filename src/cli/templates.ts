@@ -117,7 +117,7 @@ const fieldHelp = {
   '--container-disk <GB>': 'container disk size',
   '--volume <GB>': 'volume size (0 for none)',
   '--volume-mount-path <path>': 'where the volume is mounted',
-  '--registry-auth <id>': 'container registry auth id ("" for none)',
+  '--registry-auth <id>': 'one of your registry auths, to pull a private image (podplate registry-auth list); "" for none',
   '-e, --env KEY=VALUE': 'an environment variable; repeat for more',
   '-p, --port <port>/<http|tcp>': 'an exposed port; repeat for more',
   '--entrypoint <word>': 'one word of the entrypoint; repeat for each word',

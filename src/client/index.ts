@@ -15,6 +15,9 @@ export type Endpoint = Schemas['Endpoint'];
 export type EndpointCreate = Schemas['EndpointCreateInput'];
 export type Release = Schemas['Release'];
 export type ReleaseProgress = Schemas['ReleaseProgress'];
+export type RegistryAuth = Schemas['ContainerRegistryAuth'];
+export type RegistryAuthCreate = Schemas['ContainerRegistryAuthCreateInput'];
+export type RegistryAuthCredentials = Schemas['ContainerRegistryAuthCredentials'];
 export type Problem = Schemas['Problem'];
 export type FieldProblem = NonNullable<Problem['errors']>[number];
 export type TemplateListQuery = NonNullable<operations['ListTemplates']['parameters']['query']>;
@@ -204,6 +207,30 @@ export function createPodplateClient(options: ClientOptions) {
       ),
     listReleasesPage: (endpointId: string, limit?: number, cursor?: string) =>
       onePage(api.GET('/v1/endpoints/{endpointId}/releases', { params: { ...id('endpointId', endpointId), query: { limit, cursor } } })),
+    listRegistryAuths: (limit?: number) =>
+      allPages((cursor) => api.GET('/v1/containerregistryauth', { params: { query: { limit, cursor } } })),
+    createRegistryAuth: async (body: RegistryAuthCreate) => unwrap(await api.POST('/v1/containerregistryauth', { body })),
+    getRegistryAuth: async (containerRegistryAuthId: string) =>
+      unwrap(
+        await api.GET('/v1/containerregistryauth/{containerRegistryAuthId}', {
+          params: id('containerRegistryAuthId', containerRegistryAuthId),
+        }),
+      ),
+    deleteRegistryAuth: async (containerRegistryAuthId: string) => {
+      unwrap(
+        await api.DELETE('/v1/containerregistryauth/{containerRegistryAuthId}', {
+          params: id('containerRegistryAuthId', containerRegistryAuthId),
+        }),
+      );
+    },
+    /** Platform keys only: the username and password of a registry auth. */
+    registryAuthCredentials: async (containerRegistryAuthId: string) =>
+      unwrap(
+        await api.GET('/v1/containerregistryauth/{containerRegistryAuthId}/credentials', {
+          params: id('containerRegistryAuthId', containerRegistryAuthId),
+        }),
+      ),
+
     reportReleaseProgress: async (endpointId: string, releaseId: string, body: ReleaseProgress) =>
       unwrap(
         await api.POST('/v1/endpoints/{endpointId}/releases/{releaseId}/progress', {

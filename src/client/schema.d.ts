@@ -61,6 +61,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/containerregistryauth": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your container registry auths
+         * @description The caller's registry auths, newest first, never their passwords; a `Link: <…>; rel="next"` header gives the next page.
+         */
+        get: operations["ListContainerRegistryAuths"];
+        put?: never;
+        /**
+         * Create a container registry auth
+         * @description Stores credentials for a private registry, the password encrypted. A template of yours refers to them by `containerRegistryAuthId`; the platform reads them back to pull its image. The password is never shown again.
+         */
+        post: operations["CreateContainerRegistryAuth"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/containerregistryauth/{containerRegistryAuthId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find a container registry auth by ID
+         * @description One of the caller's registry auths, without its password; anybody else's is a 404.
+         */
+        get: operations["GetContainerRegistryAuth"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a container registry auth
+         * @description Deletes one of the caller's registry auths. While a template refers to it, that is a 409.
+         */
+        delete: operations["DeleteContainerRegistryAuth"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/containerregistryauth/{containerRegistryAuthId}/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the credentials of a registry auth (platform keys)
+         * @description The username and password, for the platform that pulls a template's image. Platform keys only: a user key is refused (403) whatever the id. Sent with `Cache-Control: no-store`.
+         */
+        get: operations["GetContainerRegistryAuthCredentials"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints": {
         parameters: {
             query?: never;
@@ -285,6 +353,44 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * ContainerRegistryAuth
+         * @description Credentials for a container registry, as shown to their owner: never the password.
+         */
+        ContainerRegistryAuth: {
+            /**
+             * Format: date-time
+             * @description When it was created (ISO 8601).
+             */
+            createdAt: string;
+            /** @description Unique identifier of the registry auth: what a template names in `containerRegistryAuthId`. */
+            id: string;
+            /** @description The name given at creation. */
+            name: string;
+        };
+        /** ContainerRegistryAuthCreateInput */
+        ContainerRegistryAuthCreateInput: {
+            /** @description A name for these credentials, unique among your registry auths. Surrounding white space is trimmed. */
+            name: string;
+            /**
+             * @description The password or access token for the registry, at most 16384 bytes. Stored encrypted; never shown again. At most 16384 bytes in UTF-8.
+             * @example my-password
+             */
+            password: string;
+            /**
+             * @description The user name for the registry (for some registries a fixed word, such as `_json_key` or `AWS`).
+             * @example my-username
+             */
+            username: string;
+        };
+        /**
+         * ContainerRegistryAuthCredentials
+         * @description What the platform logs in to the registry with, to pull the image.
+         */
+        ContainerRegistryAuthCredentials: {
+            password: string;
+            username: string;
+        };
         /** Endpoint */
         Endpoint: {
             /** Format: date-time */
@@ -799,6 +905,408 @@ export interface operations {
                          */
                         status: "ready";
                     };
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    ListContainerRegistryAuths: {
+        parameters: {
+            query?: {
+                /** @description Where the page starts: taken from the `Link: <…>; rel="next"` header of the page before. */
+                cursor?: string;
+                /** @description Most items in the page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of registry auths. */
+            200: {
+                headers: {
+                    /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
+                    link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContainerRegistryAuth"][];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    CreateContainerRegistryAuth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContainerRegistryAuthCreateInput"];
+            };
+        };
+        responses: {
+            /** @description The new registry auth (without the password). */
+            200: {
+                headers: {
+                    /** @description Where the new resource is, relative to the server. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContainerRegistryAuth"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    GetContainerRegistryAuth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ID of the container registry auth. */
+                containerRegistryAuthId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The registry auth. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContainerRegistryAuth"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    DeleteContainerRegistryAuth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ID of the container registry auth. */
+                containerRegistryAuthId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    GetContainerRegistryAuthCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ID of the container registry auth. */
+                containerRegistryAuthId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credentials. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContainerRegistryAuthCredentials"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Quota exceeded */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Service unavailable */

@@ -20,6 +20,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       tags: [
         { name: 'templates', description: 'Reusable configurations for Pods and Serverless workers.' },
         { name: 'endpoints', description: 'Serverless endpoints, as far as binding templates needs them.' },
+        {
+          name: 'container registry auths',
+          description: "Credentials for private registries: a template names one of its owner's, the platform pulls with it.",
+        },
         { name: 'operations', description: 'Health, readiness and this document.' },
       ],
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key, `pp_…`.' } } },

@@ -1,10 +1,13 @@
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { NO_QUOTAS, type Quotas } from '../domain/quota.ts';
 import { Releases } from '../releases/releases.ts';
+import type { Keyring } from '../secrets/keyring.ts';
 import type { Store } from '../store/store.ts';
 import { Endpoints } from './endpoints.ts';
 import { Keys } from './keys.ts';
 import { Limits } from './limits.ts';
+import { RegistryAuths } from './registry-auths.ts';
+import { Secrets } from './secrets.ts';
 import { Templates } from './templates.ts';
 
 export interface RegistryOptions {
@@ -14,6 +17,11 @@ export interface RegistryOptions {
   quotas?: Quotas;
   /** Failed authentications one client address may make a minute before they are answered 429; 0 turns it off. */
   authFailuresPerMinute?: number;
+  /**
+   * The keys that seal secrets at rest (registry passwords). Only what seals or opens a secret needs them: without,
+   * those use cases fail, and the rest (the admin's key commands) works.
+   */
+  keyring?: Keyring;
 }
 
 /**
@@ -27,6 +35,8 @@ export class Registry {
   readonly keys: Keys;
   /** Token buckets: this process's own, or shared by every process of the install (see limits.ts). */
   readonly limits: Limits;
+  readonly registryAuths: RegistryAuths;
+  readonly secrets: Secrets;
 
   constructor(
     private readonly store: Store,
@@ -37,6 +47,12 @@ export class Registry {
     this.releases = new Releases(store);
     this.limits = new Limits(store.shared ? store.rateBuckets : undefined);
     this.keys = new Keys(store, options.keyCacheTtlMs, this.limits, options.authFailuresPerMinute ?? 0);
+    const keyring = () => {
+      if (!options.keyring) throw new Error('This registry was made without the keys that seal secrets (RegistryOptions.keyring).');
+      return options.keyring;
+    };
+    this.registryAuths = new RegistryAuths(store, keyring);
+    this.secrets = new Secrets(store, keyring);
   }
 
   /** Resolves when the database answers. */

@@ -2,6 +2,7 @@ import { DomainError, forbidden, invalid, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Page } from '../domain/page.ts';
 import { NO_QUOTAS, type Quotas, quotaExceeded, templateBytes } from '../domain/quota.ts';
+import { notYourRegistryAuth, seesRegistryAuth } from '../domain/registry-auth.ts';
 import { contentOf, diffContent, type FieldChange, type RevisionRecord } from '../domain/revision.ts';
 import {
   applyUpdate,
@@ -12,6 +13,7 @@ import {
   type TemplateRecord,
   type TemplateUpdate,
   type TemplateView,
+  withoutRegistryAuth,
 } from '../domain/template.ts';
 import { now } from '../domain/time.ts';
 import { sameReport, type UsageReport } from '../domain/usage.ts';
@@ -40,6 +42,19 @@ async function ownTemplate(store: Repositories, caller: Caller, id: string, lock
   if (template.ownerId !== caller.accountId) throw forbidden('Only the owner of a template may change it, roll it back or delete it.');
   return template;
 }
+
+/**
+ * A template may refer only to a registry auth of its owner: checked in the write's transaction, with the auth held so
+ * that it can't be deleted before the template that now refers to it commits (see RegistryAuthRepository.holdOwned).
+ */
+async function checkRegistryAuth(tx: Transaction, ownerId: string, content: TemplateContent): Promise<void> {
+  const id = content.containerRegistryAuthId;
+  if (id !== '' && !(await tx.registryAuths.holdOwned(id, ownerId))) throw notYourRegistryAuth();
+}
+
+/** A template's JSON text as `caller` may see it: with its registry auth id only for those who may know it. */
+const shownTo = (caller: Caller, ownerId: string, json: string): string =>
+  seesRegistryAuth(caller, ownerId) ? json : withoutRegistryAuth(json);
 
 function check(precondition: Precondition | undefined, template: TemplateRecord): void {
   if (precondition && !precondition(template.revision)) {
@@ -80,6 +95,7 @@ export class Templates {
       endpointId: null,
     };
     return once(this.store, caller.accountId, request, async (tx) => {
+      await checkRegistryAuth(tx, template.ownerId, template);
       await tx.templates.insert(template);
       await tx.templates.insertRevision({
         templateId: template.id,
@@ -97,12 +113,12 @@ export class Templates {
   async get(caller: Caller, id: string, flags: IncludeFlags): Promise<TemplateView> {
     const view = await this.store.templates.findView(id);
     if (!view || !isVisible(visibilityFor(caller, flags), view)) throw notFound('template');
-    return view;
+    return { ...view, json: shownTo(caller, view.ownerId, view.json) };
   }
 
   /** A page of the templates the caller can see, as their JSON representations. */
-  list(caller: Caller, options: ListOptions): Promise<Page<string>> {
-    return this.store.templates.list({
+  async list(caller: Caller, options: ListOptions): Promise<Page<string>> {
+    const page = await this.store.templates.list({
       visibility: visibilityFor(caller, options),
       category: options.category,
       isServerless: options.isServerless,
@@ -110,6 +126,7 @@ export class Templates {
       limit: options.limit,
       before: options.before,
     });
+    return { items: page.items.map((t) => shownTo(caller, t.ownerId, t.json)), next: page.next };
   }
 
   update(caller: Caller, id: string, update: TemplateUpdate, precondition?: Precondition): Promise<TemplateRecord> {
@@ -194,6 +211,7 @@ async function change(
   const content = await contentFor(current);
   const diff: FieldChange[] = diffContent(current, content);
   if (diff.length === 0) return current;
+  await checkRegistryAuth(tx, current.ownerId, content);
   const at = now();
   const next: TemplateRecord = { ...current, ...content, revision: current.revision + 1, updatedAt: at };
   if (!(await tx.templates.replace(next, current.revision))) throw new Error(`template ${id} changed under its lock`);

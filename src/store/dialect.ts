@@ -204,8 +204,13 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
   };
 }
 
+/** The SQLite file a database URL names (`:memory:` for none), or undefined for PostgreSQL. */
+export function sqliteFile(databaseUrl: string): string | undefined {
+  return /^postgres(ql)?:\/\//.test(databaseUrl) ? undefined : databaseUrl.replace(/^sqlite:(\/\/)?/, '');
+}
+
 /** `sqlite:<path>` (or a bare path) and `postgres://…` / `postgresql://…`. */
 export function dialectFor(databaseUrl: string, pool: PoolOptions = DEFAULT_POOL): SqlDialect {
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return postgresDialect(databaseUrl, pool);
-  return sqliteDialect(databaseUrl.replace(/^sqlite:(\/\/)?/, ''));
+  const file = sqliteFile(databaseUrl);
+  return file === undefined ? postgresDialect(databaseUrl, pool) : sqliteDialect(file);
 }

@@ -148,6 +148,23 @@ export interface RateBucketsTable {
   granted: number;
 }
 
+export interface RegistryAuthsTable {
+  seq: Generated<number>;
+  id: string;
+  owner_id: string;
+  name: string;
+  username: string;
+  /** Sealed (secrets/keyring.ts): never the password in plain text. */
+  password: string;
+  created_at: string;
+}
+
+/** One row, sealed under the key that sealed the first secret: a process with another key refuses to start. */
+export interface SecretKeyCheckTable {
+  id: string;
+  sealed: string;
+}
+
 export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -160,4 +177,6 @@ export interface Tables {
   usage_reports: UsageReportsTable;
   account_usage: AccountUsageTable;
   rate_buckets: RateBucketsTable;
+  registry_auths: RegistryAuthsTable;
+  secret_key_check: SecretKeyCheckTable;
 }

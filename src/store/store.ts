@@ -8,8 +8,10 @@ import { IdempotencyRepository } from './idempotency.ts';
 import { migrations } from './migrations/index.ts';
 import { OutboxRepository } from './outbox.ts';
 import { RateBucketRepository } from './rate-buckets.ts';
+import { RegistryAuthRepository } from './registry-auths.ts';
 import type { Tables } from './schema.ts';
 import { assertOutside, Scope, within, withTimeLimit } from './scope.ts';
+import { SealedRepository } from './sealed.ts';
 import { TemplateRepository } from './templates.ts';
 import { UsageRepository } from './usage.ts';
 
@@ -24,6 +26,8 @@ export abstract class Repositories {
   readonly idempotency: IdempotencyRepository;
   readonly usage: UsageRepository;
   readonly rateBuckets: RateBucketRepository;
+  readonly registryAuths: RegistryAuthRepository;
+  readonly sealed: SealedRepository;
 
   protected constructor(core: Core) {
     this.templates = new TemplateRepository(core);
@@ -33,6 +37,8 @@ export abstract class Repositories {
     this.idempotency = new IdempotencyRepository(core);
     this.usage = new UsageRepository(core);
     this.rateBuckets = new RateBucketRepository(core);
+    this.registryAuths = new RegistryAuthRepository(core);
+    this.sealed = new SealedRepository(core);
   }
 }
 

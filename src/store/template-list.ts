@@ -86,7 +86,7 @@ export function listQuery(db: Kysely<Tables>, query: TemplateQuery, budget: numb
     .with('sized', (qb) => qb.selectFrom('candidates').select(SIZED))
     .selectFrom('sized')
     .innerJoin('templates', 'templates.seq', 'sized.position')
-    .select(['templates.seq', 'templates.id', 'templates.body', 'sized.fetched'])
+    .select(['templates.seq', 'templates.id', 'templates.owner_id', 'templates.body', 'sized.fetched'])
     .where(withinBudget(budget))
     .orderBy('templates.seq', 'desc');
 }

@@ -41,6 +41,12 @@ export const TEMPLATE_COLUMNS = [
 const everyColumnListed: Exclude<keyof TemplatesTable, (typeof TEMPLATE_COLUMNS)[number]> extends never ? true : never = true;
 void everyColumnListed;
 
+/** A template of a list page: its owner (who decides what it shows) and its JSON text. */
+export interface ListedTemplate {
+  ownerId: string;
+  json: string;
+}
+
 const VIEW_COLUMNS = ['id', 'owner_id', 'endpoint_id', 'is_public', 'is_platform', 'revision', 'body'] as const;
 type ViewRow = Pick<Selectable<TemplatesTable>, (typeof VIEW_COLUMNS)[number]>;
 
@@ -138,7 +144,7 @@ export class TemplateRepository {
    * A page of the templates visible to the caller, newest first, as their JSON representations. Each visibility
    * scope is read down its own index and the pages merged (see template-list.ts).
    */
-  async list(query: TemplateQuery): Promise<Page<string>> {
+  async list(query: TemplateQuery): Promise<Page<ListedTemplate>> {
     const rows = await listQuery(this.core.db, query, PAGE_MAX_BYTES).execute();
     const shown = sizedPage(
       rows,
@@ -146,8 +152,36 @@ export class TemplateRepository {
       (row) => row.seq,
       (row) => row,
     );
-    const items = await Promise.all(shown.items.map((row) => row.body ?? this.bodyOf(row.id)));
-    return { ...shown, items: items.filter((json) => json !== undefined) };
+    const items = await Promise.all(
+      shown.items.map(async (row) => {
+        const json = row.body ?? (await this.bodyOf(row.id));
+        return json === undefined ? undefined : { ownerId: row.owner_id, json };
+      }),
+    );
+    return { ...shown, items: items.filter((item) => item !== undefined) };
+  }
+
+  /**
+   * Up to `limit` templates whose containerRegistryAuthId is `authId`, read down the partial index of the non-empty
+   * ones (the condition `<> ''` is repeated so that both databases know the index serves the query).
+   */
+  async referringTo(authId: string, limit: number): Promise<{ id: string; ownerId: string; name: string }[]> {
+    if (authId === '') return [];
+    return this.referringQuery(authId, limit).execute();
+  }
+
+  /** The SQL `referringTo` runs (tests read its plan). */
+  referringToSql(authId: string, limit: number): CompiledQuery {
+    return this.referringQuery(authId, limit).compile();
+  }
+
+  private referringQuery(authId: string, limit: number) {
+    return this.core.db
+      .selectFrom('templates')
+      .select(['id', 'owner_id as ownerId', 'name'])
+      .where('container_registry_auth_id', '=', authId)
+      .where('container_registry_auth_id', '<>', '')
+      .limit(limit);
   }
 
   /** The SQL a list page runs (tests read its plan). */

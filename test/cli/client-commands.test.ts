@@ -389,6 +389,41 @@ forEachDialect('podplate client commands', (dialect) => {
     assert.deepEqual(json(['endpoints', 'list']), []);
   });
 
+  test('registry-auth: the password from stdin, a template that uses it, list, and delete (409 while used)', async () => {
+    const created = run(['registry-auth', 'create', '--name', 'ghcr', '--username', 'octocat', '--password-stdin'], {}, 'ghp_cli-s3cret\n');
+    assert.equal(created.code, 0, created.stderr);
+    const id = /^Created registry auth ([0-9a-z]{16})\./.exec(created.stdout)?.[1] as string;
+    assert.ok(id, created.stdout);
+    assert.match(created.stdout, /^Name:\s+ghcr$/m);
+    assert.match(created.stderr, new RegExp(`podplate templates update <template-id> --registry-auth ${id}`));
+    assert.equal((created.stdout + created.stderr).includes('s3cret'), false);
+    // The platform reads back what was piped, without the trailing newline.
+    const launcher = createPodplateClient({ url: server.url, apiKey: platformKey, fetch: freshConnection });
+    assert.deepEqual(await launcher.registryAuthCredentials(id), { username: 'octocat', password: 'ghp_cli-s3cret' });
+
+    const t = json(['templates', 'create', '--name', 'private image', '--image', 'ghcr.io/acme/private:1', '--registry-auth', id]);
+    assert.equal(t.containerRegistryAuthId, id);
+    assert.match(ok(['templates', 'get', t.id]).stdout, new RegExp(`^Registry auth:\\s+${id}$`, 'm'));
+    assert.match(ok(['registry-auth', 'list']).stdout, new RegExp(`^ID\\s+NAME\\s+CREATED\\n${id}\\s+ghcr\\s+\\d{4}-`));
+    assert.deepEqual(
+      json(['registry-auth', 'list']).map((a: { id: string }) => a.id),
+      [id],
+    );
+
+    const used = run(['registry-auth', 'delete', id]);
+    assert.equal(used.code, 1);
+    assert.match(used.stderr, new RegExp(`^podplate: Conflict \\(409\\): Templates still use this registry auth, such as ${t.id}`));
+    const foreign = run(['templates', 'update', t.id, '--registry-auth', 'nosuchauth000000']);
+    assert.equal(foreign.code, 1);
+    assert.match(foreign.stderr, /^ {2}\/containerRegistryAuthId: is not the id of a registry auth of yours/m);
+    assert.equal(json(['templates', 'update', t.id, '--registry-auth', '']).containerRegistryAuthId, '');
+    const deleted = run(['registry-auth', 'delete', id]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.match(deleted.stderr, new RegExp(`Deleted registry auth ${id}\\.`));
+    assert.match(run(['registry-auth', 'list']).stderr, /No registry auths\./);
+    ok(['templates', 'delete', t.id]);
+  });
+
   test('usage errors exit 2 with the command usage', () => {
     const cases: [string[], RegExp][] = [
       [['templates'], /Usage: podplate templates <command>/],
@@ -410,6 +445,11 @@ forEachDialect('podplate client commands', (dialect) => {
       [['releases', 'watch'], /give an <endpoint-id> or --template/],
       [['releases', 'watch', 'e', '--timeout', 'soon'], /--timeout takes seconds/],
       [['login', '--url', 'ftp://x', '--api-key', 'k'], /--url must be an http\(s\) URL/],
+      [['registry-auth', 'create', '--name', 'x', '--username', 'u'], /give the password on stdin, with --password-stdin/],
+      [['registry-auth', 'create', '--username', 'u', '--password-stdin'], /registry credentials need --name/],
+      [['registry-auth', 'create', '--name', 'x', '--username', 'u', '--password', 'p'], /Unknown option '--password'/],
+      [['registry-auth', 'delete'], /missing <registry-auth-id>/],
+      [['registry-auth', 'create', '--name', 'x', '--username', 'u', '--password-stdin'], /the password read from stdin is empty/],
     ];
     for (const [args, message] of cases) {
       const r = run(args);
@@ -426,6 +466,7 @@ forEachDialect('podplate client commands', (dialect) => {
       ...['list', 'get', 'create', 'update', 'delete', 'revisions', 'rollback'].map((c) => ['templates', c]),
       ...['list', 'get', 'create', 'delete'].map((c) => ['endpoints', c]),
       ...['list', 'watch'].map((c) => ['releases', c]),
+      ...['create', 'list', 'delete'].map((c) => ['registry-auth', c]),
     ];
     for (const command of commands) {
       const r = run([...command, '--help']);
@@ -433,7 +474,7 @@ forEachDialect('podplate client commands', (dialect) => {
       assert.match(r.stdout, new RegExp(`^Usage: podplate ${command.join(' ')}`), command.join(' '));
       assert.match(r.stdout, new RegExp(`Examples:\\n {2}podplate ${command.join(' ')}`), command.join(' '));
     }
-    for (const group of ['templates', 'endpoints', 'releases']) assert.equal(run([group, '--help']).code, 0);
+    for (const group of ['templates', 'endpoints', 'releases', 'registry-auth']) assert.equal(run([group, '--help']).code, 0);
     const top = run(['--help']);
     assert.match(top.stdout, /templates update <id>/);
     assert.match(top.stdout, /Exit codes: 0 success, 1 API, network or release failure, 2 usage error/);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { DomainError } from '../../src/domain/errors.ts';
 import {
   applyUpdate,
@@ -13,6 +14,7 @@ import {
   Template as TemplateSchema,
   TemplateUpdate,
   templateJson,
+  withoutRegistryAuth,
 } from '../../src/domain/template.ts';
 
 // behaviour.md, "Create" (the defaults) and "Update" (partial, arrays and env replaced whole, null or "" clears
@@ -271,4 +273,35 @@ test('a sent-back field with another value is refused by name, with its current 
   assert.deepEqual(refusal({ isServerless: false }).errors, [
     `/isServerless: can't be changed after the template is created; send its current value (true) or leave it out`,
   ]);
+});
+
+test('withoutRegistryAuth is templateJson with "" as the registry auth id, whatever the other fields hold', () => {
+  const key = '"containerRegistryAuthId":"';
+  const tricky = fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 40 }),
+    fc.constantFrom(key, `${key}x"`, '\\', '\\"', '"', `\\${key}`, `x\\\\",${key}`, `","containerRegistryAuthId":"evil`),
+  );
+  const text = fc.array(tricky, { maxLength: 4 }).map((parts) => parts.join(''));
+  fc.assert(
+    fc.property(
+      fc.record({ name: text, volumeMountPath: text, containerRegistryAuthId: text, readme: text, envValue: text }),
+      ({ envValue, ...fields }) => {
+        const t = {
+          ...content(),
+          ...fields,
+          env: { [`K${envValue.length}`]: envValue },
+          id: 'tmpl_1',
+          isPlatform: false,
+          earned: 0,
+          runtimeInMin: 0,
+          revision: 1,
+          createdAt: '2026-01-02T03:04:05.678Z',
+          updatedAt: '2026-01-02T03:04:05.678Z',
+        } as Template;
+        assert.equal(withoutRegistryAuth(templateJson(t)), templateJson({ ...t, containerRegistryAuthId: '' }));
+      },
+    ),
+    { numRuns: 2000 },
+  );
+  assert.throws(() => withoutRegistryAuth('{"id":"x"}'), /without containerRegistryAuthId/);
 });

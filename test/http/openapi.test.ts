@@ -31,13 +31,18 @@ test('documents every operation with its error responses', async () => {
   );
   const ids = operations.map((o) => o.op.operationId).sort();
   assert.deepEqual(ids, [
+    'CreateContainerRegistryAuth',
     'CreateEndpoint',
     'CreateTemplate',
+    'DeleteContainerRegistryAuth',
     'DeleteEndpoint',
     'DeleteTemplate',
+    'GetContainerRegistryAuth',
+    'GetContainerRegistryAuthCredentials',
     'GetEndpoint',
     'GetTemplate',
     'Health',
+    'ListContainerRegistryAuths',
     'ListEndpointReleases',
     'ListEndpoints',
     'ListTemplateRevisions',
@@ -63,6 +68,20 @@ test('documents every operation with its error responses', async () => {
   assert.ok(doc.paths['/v1/templates/{templateId}'].get.responses['200'].headers.etag);
   const headers = doc.paths['/v1/templates/{templateId}/rollback'].post.parameters.filter((p: { in: string }) => p.in === 'header');
   assert.deepEqual(headers.map((p: { name: string }) => p.name).sort(), ['idempotency-key', 'if-match']);
+  assert.ok(doc.paths['/v1/containerregistryauth/{containerRegistryAuthId}'].delete.responses['409']);
+  assert.ok(doc.paths['/v1/containerregistryauth/{containerRegistryAuthId}/credentials'].get.responses['403']);
+});
+
+test("registry auths: the public API's names and shapes; the password is write-only and never in a response", async () => {
+  const doc = (await h.call('GET', '/v1/openapi.json')).body;
+  const { ContainerRegistryAuth, ContainerRegistryAuthCreateInput } = doc.components.schemas;
+  assert.deepEqual(Object.keys(ContainerRegistryAuth.properties), ['id', 'name', 'createdAt']);
+  assert.deepEqual(ContainerRegistryAuthCreateInput.required, ['name', 'username', 'password']);
+  assert.equal(ContainerRegistryAuthCreateInput.additionalProperties, false);
+  const p = ContainerRegistryAuthCreateInput.properties;
+  assert.deepEqual([p.name.maxLength, p.username.maxLength, p.password.maxLength, p.password.writeOnly], [255, 255, 16384, true]);
+  const create = doc.paths['/v1/containerregistryauth'].post;
+  assert.equal(create.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/ContainerRegistryAuth');
 });
 
 test('states every bound of the validation table, from the schemas that validate', async () => {

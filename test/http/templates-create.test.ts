@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { FIELD_CASES } from '../support/cases.ts';
-import { forEachDialect, type Harness, startHarness, templateBody } from '../support/harness.ts';
+import { forEachDialect, type Harness, registryAuth, startHarness, templateBody } from '../support/harness.ts';
 
 const TEMPLATE_FIELDS = [
   'id',
@@ -77,7 +77,7 @@ forEachDialect('POST /v1/templates', (dialect) => {
       containerDiskInGb: 7,
       volumeInGb: 0,
       volumeMountPath: '/data',
-      containerRegistryAuthId: 'auth-1',
+      containerRegistryAuthId: await registryAuth(h, alice),
       dockerEntrypoint: ['/bin/sh', '-c'],
       dockerStartCmd: ['echo hi'],
       env: { Z: 'last', A: 'first', EMPTY: '' },

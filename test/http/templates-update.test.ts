@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { FIELD_CASES } from '../support/cases.ts';
-import { forEachDialect, type Harness, startHarness, templateBody } from '../support/harness.ts';
+import { forEachDialect, type Harness, registryAuth, startHarness, templateBody } from '../support/harness.ts';
 
 forEachDialect('updating a template', (dialect) => {
   let h: Harness;
@@ -25,7 +25,8 @@ forEachDialect('updating a template', (dialect) => {
     ['PATCH', ''],
   ] as const) {
     test(`${method} /v1/templates/{id}${path} changes only the given fields`, async () => {
-      const t = await create({ env: { A: '1', B: '2' }, ports: ['22/tcp'], readme: 'old', containerRegistryAuthId: 'auth' });
+      const auth = await registryAuth(h, alice);
+      const t = await create({ env: { A: '1', B: '2' }, ports: ['22/tcp'], readme: 'old', containerRegistryAuthId: auth });
       const r = await h.call(method, `/v1/templates/${t.id}${path}`, {
         key: alice,
         body: { env: { C: '3' }, readme: 'new', volumeInGb: 0 },
@@ -50,7 +51,7 @@ forEachDialect('updating a template', (dialect) => {
 
   test('containerRegistryAuthId null or "" clears it', async () => {
     for (const clear of [null, '']) {
-      const t = await create({ containerRegistryAuthId: 'auth-x' });
+      const t = await create({ containerRegistryAuthId: await registryAuth(h, alice) });
       const r = await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { containerRegistryAuthId: clear } });
       assert.equal(r.status, 200);
       assert.equal(r.body.containerRegistryAuthId, '');

@@ -136,6 +136,7 @@ forEachDialect('fuzzing', (dialect) => {
       ['POST', () => `/v1/templates/${own.id}/rollback`],
       ['POST', '/v1/endpoints'],
       ['POST', () => `/v1/templates/${own.id}/usage`],
+      ['POST', '/v1/containerregistryauth'],
     ] as const;
     const body = fc.oneof(
       fc.json({ maxDepth: 3 }),
@@ -183,6 +184,9 @@ forEachDialect('fuzzing', (dialect) => {
       fc
         .tuple(fc.constantFrom('GET', 'DELETE', 'PATCH', 'POST'), fc.string({ minLength: 1, maxLength: 70 }))
         .map(([method, id]) => ({ method, url: `/v1/endpoints/${encodeURIComponent(id)}` })),
+      fc
+        .tuple(fc.constantFrom('GET', 'DELETE'), fc.string({ minLength: 1, maxLength: 70 }), fc.constantFrom('', '/credentials'))
+        .map(([method, id, sub]) => ({ method, url: `/v1/containerregistryauth/${encodeURIComponent(id)}${sub}` })),
       fc.string({ maxLength: 200 }).map((v) => ({
         method: 'PATCH' as const,
         url: `/v1/templates/${own.id}`,

@@ -119,7 +119,8 @@ forEachDialect('store contract', (dialect) => {
       limit: 100,
       search: 'name',
     });
-    assert.ok(listed.items.includes((await shown()).view.json));
+    const json = (await shown()).view.json;
+    assert.ok(listed.items.some((item) => item.ownerId === 'acc_a' && item.json === json));
     assert.equal(await store.templates.findView('nosuchtemplate00'), undefined);
   });
 
@@ -137,7 +138,7 @@ forEachDialect('store contract', (dialect) => {
         limit: 1,
         search: 'cleared',
       });
-      assert.deepEqual(listed.items, [templateJson(t)]);
+      assert.deepEqual(listed.items, [{ ownerId: 'acc_a', json: templateJson(t) }]);
       assert.equal(await bodyOf(), null, 'reads do not write');
       await store.migrate();
       assert.equal(await bodyOf(), templateJson(t));
@@ -223,7 +224,7 @@ forEachDialect('store contract', (dialect) => {
     let before: number | undefined;
     do {
       const page = await store.templates.list({ visibility, limit: 3, before, search: 'page' });
-      seen.push(...page.items.map((json) => JSON.parse(json).id));
+      seen.push(...page.items.map((item) => JSON.parse(item.json).id));
       before = page.next;
     } while (before !== undefined);
     assert.deepEqual(seen, mine);

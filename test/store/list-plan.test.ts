@@ -7,7 +7,7 @@ import { dialectFor } from '../../src/store/dialect.ts';
 import { Store } from '../../src/store/store.ts';
 import type { TemplateQuery } from '../../src/store/template-list.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
-import { at } from '../support/records.ts';
+import { at, templateRecord } from '../support/records.ts';
 
 // A list page reads each visibility scope down its own index, whatever the data's shape. The shape that once
 // fooled PostgreSQL: an account holding a few percent of all templates, none of them among the newest. The plan
@@ -63,6 +63,39 @@ forEachDialect('the plan of a list page', (dialect) => {
           );
         });
       }
+    }
+  });
+});
+
+forEachDialect('the plan of the check for templates that use a registry auth', (dialect) => {
+  let db: Database;
+  let store: Store;
+  before(async () => {
+    db = await freshDatabase(dialect);
+    store = Store.open(dialectFor(db.url));
+    await store.migrate();
+    await store.accounts.ensure({ id: 'acc_a', name: 'acc_a', role: 'user', createdAt: at });
+    await seedTemplates(db.url, 'acc_a', 0, 5_000);
+    for (let i = 0; i < 3; i++) await store.templates.insert(templateRecord({ containerRegistryAuthId: `auth${i}` }));
+    if (dialect === 'postgres') await sqlOn(db.url, 'analyze templates');
+  });
+  after(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  test('deleting an auth looks only at the templates that name one, down their partial index', async () => {
+    assert.equal((await store.templates.referringTo('auth1', 3)).length, 1);
+    const q = store.templates.referringToSql('auth1', 3);
+    if (dialect === 'postgres') {
+      const [row] = await sqlOn(db.url, `explain (analyze, format json) ${q.sql}`, q.parameters);
+      const plan = JSON.stringify((row as { 'QUERY PLAN': unknown })['QUERY PLAN']);
+      assert.match(plan, /"Index Name":"templates_registry_auth"/);
+      const examined = rowsExamined((row as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan);
+      assert.ok(examined <= 3, `examined ${examined} rows`);
+    } else {
+      const plan = (await sqlOn(db.url, `explain query plan ${q.sql}`, q.parameters)).map((r) => (r as { detail: string }).detail);
+      assert.deepEqual(plan, ['SEARCH templates USING INDEX templates_registry_auth (container_registry_auth_id=?)']);
     }
   });
 });

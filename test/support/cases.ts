@@ -51,7 +51,9 @@ export const FIELD_CASES: [string, unknown, boolean][] = [
   ['volumeMountPath', '/a/../etc', false],
   ['volumeMountPath', '/a/..', false],
   ['volumeMountPath', '/a/..b', true],
-  ['containerRegistryAuthId', s(128), true],
+  ['containerRegistryAuthId', '', true],
+  // Within the bound, but naming no registry auth of the caller (test/http/registry-auths.test.ts has the accepted ones).
+  ['containerRegistryAuthId', s(128), false],
   ['containerRegistryAuthId', s(129), false],
   ['dockerEntrypoint', [], true],
   ['dockerEntrypoint', Array(64).fill('x'), true],

@@ -9,6 +9,7 @@ import { type AppOptions, buildApp } from '../../src/app.ts';
 import type { Role } from '../../src/domain/account.ts';
 import type { Quotas } from '../../src/domain/quota.ts';
 import { Registry } from '../../src/registry/registry.ts';
+import { Keyring, newKeyText } from '../../src/secrets/keyring.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { Store } from '../../src/store/store.ts';
 
@@ -86,7 +87,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export type HarnessConfig = Partial<AppOptions['config'] & { KEY_CACHE_TTL_MS: number; AUTH_FAILURES_PER_MINUTE: number; quotas: Quotas }>;
+export type HarnessConfig = Partial<
+  AppOptions['config'] & { KEY_CACHE_TTL_MS: number; AUTH_FAILURES_PER_MINUTE: number; quotas: Quotas; keyring: Keyring }
+>;
 
 export async function startHarness(dialect: DialectName, config: HarnessConfig = {}): Promise<Harness> {
   const database = await freshDatabase(dialect);
@@ -94,8 +97,13 @@ export async function startHarness(dialect: DialectName, config: HarnessConfig =
   // tests restart PostgreSQL: a statement may take up to 30 s here before it is cancelled.
   const store = Store.open(dialectFor(database.url, { poolSize: 5, statementTimeoutMs: 30_000, connectionTimeoutMs: 5000 }));
   await store.migrate();
-  const { KEY_CACHE_TTL_MS = 2000, AUTH_FAILURES_PER_MINUTE = 0, quotas, ...appConfig } = config;
-  const registry = new Registry(store, { keyCacheTtlMs: KEY_CACHE_TTL_MS, quotas, authFailuresPerMinute: AUTH_FAILURES_PER_MINUTE });
+  const { KEY_CACHE_TTL_MS = 2000, AUTH_FAILURES_PER_MINUTE = 0, quotas, keyring = Keyring.fromText(newKeyText()), ...appConfig } = config;
+  const registry = new Registry(store, {
+    keyCacheTtlMs: KEY_CACHE_TTL_MS,
+    quotas,
+    authFailuresPerMinute: AUTH_FAILURES_PER_MINUTE,
+    keyring,
+  });
   const app = await buildApp({
     registry,
     config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0, ...appConfig },
@@ -130,6 +138,13 @@ export async function startHarness(dialect: DialectName, config: HarnessConfig =
       await database.drop();
     },
   };
+}
+
+/** A new registry auth of the key's account; its id. */
+export async function registryAuth(h: Harness, key: string, name = `auth ${randomBytes(4).toString('hex')}`): Promise<string> {
+  const r = await h.call('POST', '/v1/containerregistryauth', { key, body: { name, username: 'user', password: 'password' } });
+  if (r.status !== 200) throw new Error(`creating a registry auth: ${r.text}`);
+  return r.body.id;
 }
 
 /** A valid create body, with `overrides`. */

@@ -31,11 +31,18 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `podplate serve` and waits until it answers /healthz. */
+/** The SECRETS_KEY servers on PostgreSQL get from `startServer` when the test gives none (every one the same). */
+export const TEST_SECRETS_KEY = 'dGVzdC1vbmx5IHNlY3JldHMga2V5LCAzMiBieXRlcyE=';
+
+/**
+ * Starts `podplate serve` and waits until it answers /healthz. On PostgreSQL, where SECRETS_KEY is required, the server
+ * gets TEST_SECRETS_KEY unless `env` names one (`SECRETS_KEY: ''` for none).
+ */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
+  const keys = /^postgres/.test(env.DATABASE_URL ?? '') && !('SECRETS_KEY' in env) ? { SECRETS_KEY: TEST_SECRETS_KEY } : {};
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...keys, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

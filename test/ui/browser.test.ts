@@ -35,6 +35,8 @@ const XSS_README = [
   '<div onclick="window.__xss=1" style="position:fixed;inset:0">c</div>',
 ].join('\n\n');
 
+const REGISTRY_PASSWORD = 'ghp_browser-sentinel-5a1e';
+
 const NOTEBOOK_README = `# PyTorch notebook
 
 A **Jupyter** notebook with PyTorch.
@@ -300,6 +302,35 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await shot('07-hostile-readme');
   });
 
+  test('registry credentials: a refused name is shown next to its field; added, they are listed and the password is gone', async () => {
+    await page.getByRole('link', { name: 'Registry credentials' }).click();
+    await heading('Registry credentials').waitFor();
+    await page.locator('p.muted').filter({ hasText: 'You have no registry credentials.' }).waitFor();
+    await page.getByLabel('Username').fill('octocat');
+    await page.getByLabel('Password or token').fill(REGISTRY_PASSWORD);
+    await page.getByRole('button', { name: 'Add credentials' }).click();
+    const name = page.getByLabel('Name', { exact: true });
+    await page.locator('.summary .problem').waitFor();
+    assert.equal(await name.getAttribute('aria-invalid'), 'true');
+    const describedBy = (await name.getAttribute('aria-describedby')) ?? '';
+    assert.equal(await page.locator(`[id="${describedBy.split(' ').pop()}"]`).textContent(), 'must not be empty');
+    await shot('17-registry-credentials-error');
+
+    await name.fill('ghcr');
+    await page.getByRole('button', { name: 'Add credentials' }).click();
+    await page.locator('table.registry-auths .name').filter({ hasText: 'ghcr' }).waitFor();
+    assert.match((await page.locator('#status').textContent()) ?? '', /Added ghcr/);
+    assert.equal(await page.getByLabel('Password or token').inputValue(), '', 'the form is emptied');
+    assert.equal(await page.getByLabel('Password or token').getAttribute('type'), 'password');
+    assert.equal((await page.content()).includes(REGISTRY_PASSWORD), false, 'the password is nowhere on the page');
+    const [auth] = (await api(keys.alice, 'GET', '/v1/containerregistryauth')) as unknown as { id: string; name: string }[];
+    assert.equal(auth?.name, 'ghcr');
+    ids.auth = auth?.id ?? '';
+    const read = await api(keys.platform, 'GET', `/v1/containerregistryauth/${ids.auth}/credentials`);
+    assert.deepEqual(read, { username: 'octocat', password: REGISTRY_PASSWORD });
+    await shot('18-registry-credentials');
+  });
+
   test('create: a bad port is refused next to its row; fixed, the template is saved', async () => {
     await page.getByRole('link', { name: 'New template' }).click();
     await heading('New template').waitFor();
@@ -313,6 +344,10 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await page.getByLabel('Port 1', { exact: true }).fill('70000');
     await page.getByLabel('Protocol 1').selectOption('tcp');
     await page.getByLabel('Readme (Markdown)').fill('# Comfy\n\nNodes *all the way* down.');
+    // The select offers the caller's own registry credentials, by name.
+    const registryAuth = page.getByLabel('Registry auth');
+    assert.deepEqual(await registryAuth.locator('option').allTextContents(), ['None (a public image)', 'ghcr']);
+    await registryAuth.selectOption({ label: 'ghcr' });
     await page.getByRole('button', { name: 'Create template' }).click();
 
     const port = page.getByLabel('Port 1', { exact: true });
@@ -329,6 +364,7 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await heading('comfy ui').waitFor();
     const fields = (await page.locator('.fields').textContent()) ?? '';
     assert.ok(fields.includes('8188/tcp') && fields.includes('COMFY_ARGS'), fields);
+    assert.ok(fields.includes(`Registry authghcr ${ids.auth}`), fields);
     assert.equal(await page.locator('.readme em').textContent(), 'all the way');
     ids.comfy = /#\/t\/([^/?]+)/.exec(page.url())?.[1] ?? '';
     assert.ok(ids.comfy);
@@ -339,6 +375,7 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await page.getByRole('link', { name: 'Edit' }).click();
     await heading('Edit comfy ui').waitFor();
     assert.equal(await page.getByLabel('Category').isDisabled(), true, 'category is fixed after creation');
+    assert.equal(await page.getByLabel('Registry auth').inputValue(), ids.auth, 'the form shows the auth in use');
     const edit = async () => {
       await page.getByLabel('Image').fill('acme/comfy:0.4');
       await page.getByRole('button', { name: 'Add port' }).click();
@@ -409,6 +446,21 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     assert.equal(removed.status, 204);
   });
 
+  test('credentials a template uses are not removed: the page says which template uses them', async () => {
+    // Bob sees Alice's template without the id of her credentials.
+    await api(keys.alice, 'PATCH', `/v1/templates/${ids.comfy}`, { isPublic: true });
+    const seen = await api(keys.bob, 'GET', `/v1/templates/${ids.comfy}?includePublicTemplates=true`);
+    assert.equal(seen.containerRegistryAuthId, '');
+    await page.getByRole('link', { name: 'Registry credentials' }).click();
+    await heading('Registry credentials').waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Remove ghcr' }).click();
+    await page.locator('.problem').filter({ hasText: 'Templates still use this registry auth' }).waitFor();
+    assert.match((await page.locator('.problem').textContent()) ?? '', new RegExp(`${ids.comfy} \\("comfy ui"\\)`));
+    assert.equal(await page.locator('table.registry-auths .name').count(), 1, 'still listed');
+    await shot('19-registry-credentials-in-use');
+  });
+
   test('an endpoint shows its releases with their status', async () => {
     // The orchestrator (a platform key) reports the newest release rolling; the one before it was superseded.
     const [newest] = (await api(keys.alice, 'GET', `/v1/endpoints/${ids.endpoint}/releases`)) as unknown as { id: string }[];
@@ -459,6 +511,19 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     assert.match((await page.locator('#status').textContent()) ?? '', /Deleted comfy ui/);
   });
 
+  test('once no template uses them, the credentials are removed, after a confirmation', async () => {
+    await page.getByRole('link', { name: 'Registry credentials' }).click();
+    await heading('Registry credentials').waitFor();
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await page.getByRole('button', { name: 'Remove ghcr' }).click();
+    assert.equal(await page.locator('table.registry-auths .name').count(), 1, 'dismissed: kept');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Remove ghcr' }).click();
+    await page.locator('p.muted').filter({ hasText: 'You have no registry credentials.' }).waitFor();
+    assert.match((await page.locator('#status').textContent()) ?? '', /Removed ghcr/);
+    assert.deepEqual(await api(keys.alice, 'GET', '/v1/containerregistryauth'), []);
+  });
+
   test('sign out forgets the key; it was never in a URL; the page raised no error (no CSP violation)', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await heading('Sign in').waitFor();
@@ -467,8 +532,9 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     for (const url of urls) assert.doesNotMatch(url, /pp_/);
     // Outside the hostile readme, the only errors are the browser's notes of refusals the test provoked or the UI
     // expects: the wrong key's 401, the bad port's 400, the conflicting save's 412, and the 403 that tells the UI
-    // Bob's template is not Alice's to edit. So no screen breaks the Content-Security-Policy or throws.
-    const unexpected = consoleErrors.filter((text) => !/^Failed to load resource: .*status of (400|401|403|412) /.test(text));
+    // Bob's template is not Alice's to edit, and the 409 of credentials still in use. So no screen breaks the
+    // Content-Security-Policy or throws.
+    const unexpected = consoleErrors.filter((text) => !/^Failed to load resource: .*status of (400|401|403|409|412) /.test(text));
     assert.deepEqual(unexpected, []);
   });
 });

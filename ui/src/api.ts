@@ -1,4 +1,4 @@
-import { type Endpoint, nextLink, type Problem, type Release, type Revision, type Template } from './model.ts';
+import { type Endpoint, nextLink, type Problem, type RegistryAuth, type Release, type Revision, type Template } from './model.ts';
 
 // The REST API under /v1, called with the key from sessionStorage. Every failure becomes an ApiError carrying the
 // problem body, so views can show its detail and put its field errors next to the fields.
@@ -130,4 +130,21 @@ export const api = {
   endpoint: async (endpointId: string) => (await call<Endpoint>('GET', `/v1/endpoints/${id(endpointId)}`)).data,
   releases: (endpointId: string) => page<Release>(`/v1/endpoints/${id(endpointId)}/releases${query({ limit: 50 })}`),
   releasesAt: (url: string) => page<Release>(url),
+  registryAuths: () => page<RegistryAuth>('/v1/containerregistryauth?limit=100'),
+  registryAuthsAt: (url: string) => page<RegistryAuth>(url),
+  /** Every registry auth of the caller, all pages (for the template form's select). */
+  allRegistryAuths: async () => {
+    const all: RegistryAuth[] = [];
+    let next: string | undefined = '/v1/containerregistryauth?limit=1000';
+    while (next) {
+      const one: Page<RegistryAuth> = await page<RegistryAuth>(next);
+      all.push(...one.items);
+      next = one.next;
+    }
+    return all;
+  },
+  registryAuth: async (authId: string) => (await call<RegistryAuth>('GET', `/v1/containerregistryauth/${id(authId)}`)).data,
+  createRegistryAuth: async (body: { name: string; username: string; password: string }) =>
+    (await call<RegistryAuth>('POST', '/v1/containerregistryauth', { body })).data,
+  removeRegistryAuth: (authId: string) => call<null>('DELETE', `/v1/containerregistryauth/${id(authId)}`),
 };

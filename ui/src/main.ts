@@ -6,6 +6,7 @@ import { endpointsView, endpointView } from './views/endpoints.ts';
 import { formView } from './views/form.ts';
 import { historyView } from './views/history.ts';
 import { listView } from './views/list.ts';
+import { registryAuthsView } from './views/registry-auths.ts';
 import { signInView } from './views/signin.ts';
 import { detailView } from './views/template.ts';
 import type { View } from './views/view.ts';
@@ -36,6 +37,7 @@ function renderNav(signedIn: boolean, section: string | undefined): void {
     h('a', { href: href('/'), 'aria-current': current(undefined, 't') }, 'Templates'),
     h('a', { href: href('/new'), 'aria-current': current('new') }, 'New template'),
     h('a', { href: href('/endpoints'), 'aria-current': current('endpoints', 'e') }, 'Endpoints'),
+    h('a', { href: href('/registry'), 'aria-current': current('registry') }, 'Registry credentials'),
     h(
       'button',
       {
@@ -62,6 +64,7 @@ function pick(path: string[]): View {
   }
   if (first === 'endpoints') return endpointsView;
   if (first === 'e' && id) return endpointView(id);
+  if (first === 'registry') return registryAuthsView;
   return listView;
 }
 

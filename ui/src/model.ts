@@ -10,6 +10,7 @@ export type FieldChange = Schemas['FieldChange'];
 export type Revision = Schemas['Revision'];
 export type Endpoint = Schemas['Endpoint'];
 export type Release = Schemas['Release'];
+export type RegistryAuth = Schemas['ContainerRegistryAuth'];
 /** An RFC 9457 problem body, as every API error is. */
 export type Problem = Schemas['Problem'];
 export type FieldError = NonNullable<Problem['errors']>[number];

@@ -6,6 +6,7 @@ import * as body from './0003-template-body.ts';
 import * as bodyFollows from './0004-body-follows-columns.ts';
 import * as accountUsage from './0005-account-usage.ts';
 import * as rateBuckets from './0006-rate-buckets.ts';
+import * as registryAuths from './0007-registry-auths.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
@@ -17,6 +18,7 @@ const ordered: [string, DialectMigration][] = [
   ['0004-body-follows-columns', bodyFollows],
   ['0005-account-usage', accountUsage],
   ['0006-rate-buckets', rateBuckets],
+  ['0007-registry-auths', registryAuths],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {

@@ -1,6 +1,16 @@
 import { ApiError, api } from '../api.ts';
 import { h, show, uid } from '../dom.ts';
-import { bodyOf, CATEGORIES, controlFor, EMPTY_FORM, type FieldError, formOf, PROTOCOLS, type TemplateForm } from '../model.ts';
+import {
+  bodyOf,
+  CATEGORIES,
+  controlFor,
+  EMPTY_FORM,
+  type FieldError,
+  formOf,
+  PROTOCOLS,
+  type RegistryAuth,
+  type TemplateForm,
+} from '../model.ts';
 import { go, href } from '../router.ts';
 import { problemBox } from './common.ts';
 import type { View } from './view.ts';
@@ -17,7 +27,7 @@ const LABELS: Record<string, string> = {
   containerDiskInGb: 'Container disk (GB)',
   volumeInGb: 'Volume (GB)',
   volumeMountPath: 'Volume mount path',
-  containerRegistryAuthId: 'Registry auth ID',
+  containerRegistryAuthId: 'Registry auth',
   dockerEntrypoint: 'Entrypoint',
   dockerStartCmd: 'Start command',
   env: 'Environment variables',
@@ -44,6 +54,11 @@ export const formView =
     let form: TemplateForm = structuredClone(EMPTY_FORM);
     let etag: string | null = null;
     let title = 'New template';
+    // The caller's registry credentials, for the registry auth select; without them the select offers none.
+    const auths = api.allRegistryAuths().then(
+      (all) => ({ all, error: undefined }),
+      (error: unknown) => ({ all: [] as RegistryAuth[], error }),
+    );
     if (editing) {
       try {
         const current = await api.template(id);
@@ -56,6 +71,8 @@ export const formView =
       }
       if (!alive()) return;
     }
+    const registryAuths = await auths;
+    if (!alive()) return;
 
     /** Error slots by control pointer ("/name", "/ports/0", "/env/1"), filled after a refused save. */
     const slots = new Map<string, { control: HTMLElement; message: HTMLElement }>();
@@ -116,6 +133,37 @@ export const formView =
         slot(`/${key}`, box),
       );
     };
+
+    const authSelectId = uid('containerRegistryAuthId');
+    const authHintId = uid('hint');
+    const authSelect = h(
+      'select',
+      { id: authSelectId, name: 'containerRegistryAuthId', 'aria-describedby': authHintId },
+      h('option', { value: '' }, 'None (a public image)'),
+      registryAuths.all.map((a) => h('option', { value: a.id }, a.name)),
+      // A value from before registry auths were checked, or one that is gone: shown, so that saving says what is wrong.
+      form.containerRegistryAuthId && !registryAuths.all.some((a) => a.id === form.containerRegistryAuthId)
+        ? h('option', { value: form.containerRegistryAuthId }, `${form.containerRegistryAuthId} (not one of your registry credentials)`)
+        : null,
+    );
+    authSelect.value = form.containerRegistryAuthId;
+    authSelect.addEventListener('change', () => {
+      form.containerRegistryAuthId = authSelect.value;
+    });
+    const authField = h(
+      'div',
+      { class: 'field' },
+      h('label', { for: authSelectId }, LABELS.containerRegistryAuthId),
+      authSelect,
+      h(
+        'p',
+        { class: 'hint', id: authHintId },
+        registryAuths.error ? 'Your registry credentials could not be loaded. ' : 'Credentials to pull a private image: ',
+        h('a', { href: href('/registry') }, 'add them under Registry credentials'),
+        '.',
+      ),
+      slot('/containerRegistryAuthId', authSelect),
+    );
 
     const categoryId = uid('category');
     const category = h(
@@ -272,7 +320,7 @@ export const formView =
       text('containerDiskInGb', { inputmode: 'numeric' }),
       text('volumeInGb', { inputmode: 'numeric' }),
       text('volumeMountPath', { spellcheck: 'false' }),
-      text('containerRegistryAuthId', { spellcheck: 'false', autocomplete: 'off' }, 'Empty for a public image.'),
+      authField,
       area('dockerEntrypoint', 3, 'One argument per line; empty keeps the image’s own.'),
       area('dockerStartCmd', 3, 'One argument per line; empty keeps the image’s own.'),
       envSet,

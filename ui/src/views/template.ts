@@ -15,7 +15,7 @@ const list = (items: string[]) =>
       )
     : h('span', { class: 'muted' }, 'image default');
 
-function fields(t: Template): HTMLElement {
+function fields(t: Template, authName: string | undefined): HTMLElement {
   const env = Object.entries(t.env);
   const row = (term: string, ...value: (Node | string)[]) => [h('dt', {}, term), h('dd', {}, ...value)];
   return h(
@@ -27,7 +27,12 @@ function fields(t: Template): HTMLElement {
     row('Visibility', `${t.isPublic ? 'Public' : 'Private'}${t.isPlatform ? ', official' : ''}`),
     row('Container disk', `${t.containerDiskInGb} GB`),
     row('Volume', `${t.volumeInGb} GB at `, h('code', {}, t.volumeMountPath)),
-    row('Registry auth', t.containerRegistryAuthId ? h('code', {}, t.containerRegistryAuthId) : h('span', { class: 'muted' }, 'none')),
+    row(
+      'Registry auth',
+      ...(t.containerRegistryAuthId
+        ? [authName ? `${authName} ` : '', h('code', {}, t.containerRegistryAuthId)]
+        : [h('span', { class: 'muted' }, 'none')]),
+    ),
     row('Entrypoint', list(t.dockerEntrypoint)),
     row('Start command', list(t.dockerStartCmd)),
     row(
@@ -65,6 +70,7 @@ export const detailView =
   async ({ container, alive, announce }) => {
     let template: Awaited<ReturnType<typeof api.template>>;
     let owned = false;
+    let authName: string | undefined;
     try {
       template = await api.template(id);
       // Only the owner may read revisions: that answer says whether to offer edit, history and delete.
@@ -72,6 +78,13 @@ export const detailView =
         () => true,
         () => false,
       );
+      // Only the owner sees which registry credentials a template uses: their name, when they are the caller's.
+      const authId = template.value.containerRegistryAuthId;
+      if (owned && authId)
+        authName = await api.registryAuth(authId).then(
+          (a) => a.name,
+          () => undefined,
+        );
     } catch (error) {
       if (alive())
         show(container, h('h1', {}, 'Template'), problemBox(error), h('p', {}, h('a', { href: href('/') }, 'Back to templates')));
@@ -110,7 +123,7 @@ export const detailView =
       h(
         'div',
         { class: 'detail' },
-        fields(t),
+        fields(t, authName),
         h('section', { class: 'card', 'aria-labelledby': 'readme-h' }, h('h2', { id: 'readme-h' }, 'Readme'), readme),
       ),
     );
