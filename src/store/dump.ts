@@ -203,13 +203,10 @@ export async function readSnapshot<T>(dialect: SqlDialect, read: (reader: DumpRe
       if (dialect.name === 'postgres') await sql`begin isolation level repeatable read, read only`.execute(connection);
       else await sql`begin`.execute(connection);
       try {
-        const cutoffs = new Map<string, string>();
-        const filter = (t: DumpTable) => {
-          if (t.retentionMs === undefined) return undefined;
-          let cutoff = cutoffs.get(t.name);
-          if (!cutoff) cutoffs.set(t.name, (cutoff = new Date(Date.now() - t.retentionMs).toISOString()));
-          return sql`created_at >= ${cutoff}`;
-        };
+        // What expires is measured from the snapshot's start, the same for the count and the rows.
+        const at = Date.now();
+        const filter = (t: DumpTable) =>
+          t.retentionMs === undefined ? undefined : sql`created_at >= ${new Date(at - t.retentionMs).toISOString()}`;
         const result = await read({
           dialect: dialect.name,
           count: async (t) => {
