@@ -8,6 +8,7 @@ import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
 import { UsageReport } from './domain/usage.ts';
 import { authenticate } from './http/auth.ts';
 import { registerJsonParser } from './http/json.ts';
+import { registerMetrics } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { Problem, problem, registerProblemHandlers, sendProblem } from './http/problem.ts';
 import { RateLimiter } from './http/rate-limit.ts';
@@ -107,6 +108,7 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
     sendProblem(reply, problem('unavailable', 'The server is shutting down; retry the request.'));
   });
   await registerOpenApi(app);
+  registerMetrics(app, registry);
   await app.register(healthRoutes);
   registerUi(app, uiDir);
 

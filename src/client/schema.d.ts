@@ -25,7 +25,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics: the webhook outbox */
+        /** Prometheus metrics: requests, the process, the database and the webhook outbox */
         get: operations["Metrics"];
         put?: never;
         post?: never;

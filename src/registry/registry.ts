@@ -1,9 +1,11 @@
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { Releases } from '../releases/releases.ts';
-import type { Store } from '../store/store.ts';
+import type { DatabaseFigures, Store } from '../store/store.ts';
 import { Endpoints } from './endpoints.ts';
 import { Keys } from './keys.ts';
 import { Templates } from './templates.ts';
+
+export type { DatabaseFigures };
 
 export interface RegistryOptions {
   /** How long a key lookup is cached: the longest a key revoked elsewhere may still be accepted. */
@@ -33,6 +35,11 @@ export class Registry {
   /** Resolves when the database answers. */
   ready(): Promise<void> {
     return this.store.ping();
+  }
+
+  /** How the database is being used (its pool, its group commits), for /metrics. */
+  databaseFigures(): DatabaseFigures {
+    return this.store.figures();
   }
 
   /** Forgets the responses kept for Idempotency-Keys once their retention has passed; how many. */

@@ -91,6 +91,7 @@ export class GroupCommit<DB> {
 /** Counts of group sizes in cumulative buckets (the shape of a Prometheus histogram), without a metrics library. */
 export class GroupSizes {
   static readonly BOUNDS = [1, 2, 4, 8, 16, 32, 64] as const;
+  readonly bounds = GroupSizes.BOUNDS;
   /** Commits of at most `BOUNDS[i]` transactions. */
   readonly atMost: number[] = GroupSizes.BOUNDS.map(() => 0);
   commits = 0;
