@@ -97,7 +97,16 @@ export function registerMetrics(app: FastifyInstance, registry: Registry): void 
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [metrics],
   });
-  const inFlight = new Gauge({ name: 'podplate_http_requests_in_flight', help: 'Requests being answered now.', registers: [metrics] });
+  // A plain count, read when scraped: cheaper per request than the gauge's own inc and dec.
+  let inFlight = 0;
+  new Gauge({
+    name: 'podplate_http_requests_in_flight',
+    help: 'Requests being answered now.',
+    registers: [metrics],
+    collect() {
+      this.set(inFlight);
+    },
+  });
   const pending = new Gauge({
     name: 'podplate_outbox_pending',
     help: 'Release webhooks not yet acknowledged by the receiver.',
@@ -132,9 +141,9 @@ export function registerMetrics(app: FastifyInstance, registry: Registry): void 
   };
 
   app.addHook('onRequest', (_request, reply, done) => {
-    inFlight.inc();
-    // 'close' comes once for every response, sent or cut off: the gauge never drifts.
-    reply.raw.once('close', () => inFlight.dec());
+    inFlight++;
+    // 'close' comes once for every response, sent or cut off: the count never drifts.
+    reply.raw.once('close', () => inFlight--);
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
