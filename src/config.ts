@@ -51,6 +51,7 @@ export const ConfigSchema = Type.Object({
   ),
   RELEASE_RETRY_MAX_MS: integer(300_000, 10, 86_400_000, 'The longest wait between two attempts.'),
   OUTBOX_POLL_MS: integer(250, 10, 60_000, 'How often each process looks for webhooks to send.'),
+  SHUTDOWN_GRACE_SECONDS: integer(10, 1, 3600, 'On SIGTERM, how long the requests in flight have to finish before the process exits.'),
 });
 export type Config = Static<typeof ConfigSchema>;
 

@@ -1,3 +1,4 @@
+import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
 import { type Config, readConfig } from './config.ts';
 import { isKind } from './domain/errors.ts';
@@ -61,24 +62,16 @@ export async function serve(config: Config = readConfig()): Promise<void> {
   if (!deliverer) app.log.warn('RELEASE_WEBHOOK_URL is not set: rolling releases are recorded, and wait in the outbox');
   // Stored responses to Idempotency-Keys are kept 24 hours, then forgotten.
   const housekeeping = setInterval(() => registry.forgetExpiredResponses().catch(() => {}), 60 * 60 * 1000).unref();
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'shutting down: draining in-flight requests');
-    try {
-      clearInterval(housekeeping);
-      await app.close();
-      await deliverer?.stop();
-      await store.close();
-      process.exit(0);
-    } catch (error) {
-      app.log.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    }
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  // SIGTERM or SIGINT: stop accepting connections, let the requests in flight finish (those arriving on open
+  // connections are served, with `Connection: close`), stop the deliverer between attempts, close the database.
+  // Past the grace period the process exits anyway (1); a second signal ends it at once.
+  closeWithGrace({ delay: config.SHUTDOWN_GRACE_SECONDS * 1000, logger: app.log }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an uncaught error');
+    else app.log.info({ signal }, 'shutting down: draining in-flight requests');
+    clearInterval(housekeeping);
+    await Promise.all([app.close(), deliverer?.stop()]);
+    await store.close();
+  });
 
   await app.listen({ host: config.HOST, port: config.PORT });
   deliverer?.start();
