@@ -81,7 +81,8 @@ async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
 const say = (message: string) => process.stderr.write(`${message}\n`);
 const summary = (verb: string, s: TransferSummary) =>
   `${verb} ${count(s.tables.templates ?? 0)} templates (${count(s.rows)} rows in all) in ${s.seconds.toFixed(1)} s` +
-  ` (${count(Math.round((s.tables.templates ?? 0) / Math.max(s.seconds, 0.001)))} templates/s).`;
+  ` (${count(Math.round((s.tables.templates ?? 0) / Math.max(s.seconds, 0.001)))} templates/s),` +
+  ` peak memory ${Math.round(process.resourceUsage().maxRSS / 1024)} MB.`;
 
 /** `export [--output FILE]`: the install as NDJSON, on stdout or in FILE (written whole, or not at all). */
 async function exportCommand(args: string[]): Promise<void> {

@@ -6,10 +6,6 @@ import { count, FORMAT, InvalidExport, type Progress, VERSION } from './format.t
 
 // `podplate import`: an export written into an empty database, all of it or nothing, naming the line at fault.
 
-/** Rows per insert statement: within both databases' limits on parameters (PostgreSQL 65,535; SQLite 32,766). */
-const MAX_PARAMETERS = 30_000;
-const MAX_ROWS = 1000;
-
 /** The lines of a stream, a chunk's worth at a time, without holding more than a chunk and one line. */
 async function* lineBatches(input: Readable): AsyncGenerator<string[]> {
   input.setEncoding('utf8');
@@ -44,6 +40,8 @@ class Reader {
   private section: Section | undefined;
   readonly tables: Record<string, number> = {};
   private total = 0;
+  /** The insert under way: the next batch is read and checked meanwhile (one insert at a time, on one connection). */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly writer: DumpWriter,
@@ -51,9 +49,16 @@ class Reader {
   ) {}
 
   async read(input: Readable): Promise<void> {
-    for await (const lines of lineBatches(input)) {
-      for (const text of lines) await this.take(text);
+    try {
+      for await (const lines of lineBatches(input)) {
+        for (const text of lines) await this.take(text);
+      }
+    } catch (error) {
+      // A bad line ends the import; the insert under way settles first (its own failure, if any, came later).
+      await this.writing.catch(() => {});
+      throw error;
     }
+    await this.writing;
     if (!this.ended) {
       const at = this.section
         ? `${this.section.table.name}, after ${count(this.section.seen)} of its ${count(this.section.expected)} rows`
@@ -124,26 +129,25 @@ class Reader {
     section.seen++;
     section.batch.push(values);
     section.lines.push(this.line);
-    if (section.batch.length >= Math.min(MAX_ROWS, Math.floor(MAX_PARAMETERS / table.columns.length))) await this.flush(section);
+    if (section.batch.length >= this.writer.rowsPerInsert(table)) await this.flush(section);
   }
 
   private async flush(section: Section): Promise<void> {
     if (section.batch.length === 0) return;
-    try {
-      await this.writer.insert(section.table, section.batch);
-    } catch (error) {
-      if (error instanceof RowRejected) {
-        throw new InvalidExport(
-          section.lines[error.index] as number,
-          `the database refused this row of ${section.table.name}: ${error.message}`,
-        );
-      }
-      throw error;
-    }
-    this.total += section.batch.length;
+    const { table, batch, lines } = section;
     section.batch = [];
     section.lines = [];
-    this.progress.tick(() => `podplate import: ${section.table.name} ${count(section.seen)} of ${count(section.expected)} rows`);
+    await this.writing;
+    this.writing = this.writer.insert(table, batch).catch((error) => {
+      if (error instanceof RowRejected) {
+        throw new InvalidExport(lines[error.index] as number, `the database refused this row of ${table.name}: ${error.message}`);
+      }
+      throw error;
+    });
+    // Its failure is met at the next await of it; until then it must not count as unhandled.
+    this.writing.catch(() => {});
+    this.total += batch.length;
+    this.progress.tick(() => `podplate import: ${table.name} ${count(section.seen)} of ${count(section.expected)} rows`);
   }
 
   private async closeSection(): Promise<void> {

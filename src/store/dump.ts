@@ -188,6 +188,8 @@ export interface DumpReader {
 export interface DumpWriter {
   /** Inserts rows (values in `table.columns` order) as they are, identity columns included; RowRejected names a refused one. */
   insert(table: DumpTable, rows: unknown[][]): Promise<void>;
+  /** The most rows one insert of `table` takes. */
+  rowsPerInsert(table: DumpTable): number;
 }
 
 const identityOf = (t: DumpTable) => t.columns.filter((_, i) => t.kinds[i] === 'serial');
@@ -267,7 +269,11 @@ export async function writeRestore<T>(dialect: SqlDialect, write: (writer: DumpW
         }
         const held = await heldTables(connection);
         if (held.length > 0) throw notEmpty(held);
-        const result = await write({ insert: (t, rows) => insertRows(connection, dialect, t, rows) });
+        const result = await write({
+          insert: (t, rows) => insertRows(connection, dialect, t, rows),
+          // SQLite takes at most 32,766 parameters a statement; PostgreSQL's arrays have no such bound.
+          rowsPerInsert: (t) => (postgres ? 500 : Math.min(1000, Math.floor(30_000 / t.columns.length))),
+        });
         if (postgres) {
           for (const t of DUMP_TABLES) {
             for (const column of identityOf(t)) {
@@ -309,23 +315,42 @@ export async function heldTables(db: Kysely<Tables>): Promise<string[]> {
 export const notEmpty = (held: string[]) =>
   conflict(`The database already holds data (in ${held.join(', ')}); an import needs an empty one. Nothing was changed.`);
 
-/** Insert statements by table and row count: built once, they are the same for every full batch. */
+/** PostgreSQL's type for each kind, for the arrays an insert unnests. */
+const ARRAY_TYPES: Record<ColumnKind, string> = {
+  serial: 'bigint[]',
+  integer: 'bigint[]',
+  number: 'double precision[]',
+  text: 'text[]',
+  'text?': 'text[]',
+  timestamp: 'timestamptz[]',
+  'timestamp?': 'timestamptz[]',
+};
+
+/** Insert statements by table (and, on SQLite, row count): built once, they are the same for every full batch. */
 const insertTexts = new Map<string, string>();
 
-function insertText(dialect: SqlDialect, t: DumpTable, count: number): string {
-  const cacheKey = `${dialect.name}:${t.name}:${count}`;
+/**
+ * One statement for many rows: on PostgreSQL, one array per column, unnested (a statement of a few parameters,
+ * planned quickly whatever the number of rows); on SQLite, a multi-row VALUES.
+ */
+function insertStatement(dialect: SqlDialect, t: DumpTable, rows: unknown[][]): CompiledQuery {
+  const postgres = dialect.name === 'postgres';
+  const cacheKey = `${dialect.name}:${t.name}:${postgres ? '' : rows.length}`;
   let text = insertTexts.get(cacheKey);
   if (!text) {
-    const width = t.columns.length;
-    const rows = Array.from({ length: count }, (_, r) => {
-      const marks = t.columns.map((_, c) => (dialect.name === 'postgres' ? `$${r * width + c + 1}` : '?'));
-      return `(${marks.join(', ')})`;
-    });
-    const overriding = dialect.name === 'postgres' && identityOf(t).length > 0 ? ' overriding system value' : '';
-    text = `insert into "${t.name}" (${t.columns.map((c) => `"${c}"`).join(', ')})${overriding} values ${rows.join(', ')}`;
+    const columns = t.columns.map((c) => `"${c}"`).join(', ');
+    if (postgres) {
+      const overriding = identityOf(t).length > 0 ? ' overriding system value' : '';
+      const arrays = t.kinds.map((kind, i) => `$${i + 1}::${ARRAY_TYPES[kind]}`).join(', ');
+      text = `insert into "${t.name}" (${columns})${overriding} select * from unnest(${arrays})`;
+    } else {
+      const row = `(${t.columns.map(() => '?').join(', ')})`;
+      text = `insert into "${t.name}" (${columns}) values ${Array.from({ length: rows.length }, () => row).join(', ')}`;
+    }
     insertTexts.set(cacheKey, text);
   }
-  return text;
+  const parameters = postgres ? t.columns.map((_, c) => rows.map((row) => row[c])) : rows.flat();
+  return CompiledQuery.raw(text, parameters);
 }
 
 /**
@@ -334,7 +359,7 @@ function insertText(dialect: SqlDialect, t: DumpTable, count: number): string {
  */
 async function insertRows(db: Kysely<Tables>, dialect: SqlDialect, t: DumpTable, rows: unknown[][]): Promise<void> {
   if (rows.length === 0) return;
-  const run = (batch: unknown[][]) => db.executeQuery(CompiledQuery.raw(insertText(dialect, t, batch.length), batch.flat()));
+  const run = (batch: unknown[][]) => db.executeQuery(insertStatement(dialect, t, batch));
   await sql`savepoint restore_batch`.execute(db);
   try {
     await run(rows);
