@@ -287,7 +287,9 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
     },
     dedicated: () => {
       const own = new pg.Pool({ connectionString, max: 1, connectionTimeoutMillis: options.connectionTimeoutMs, keepAlive: true, types });
+      // As for the pool's: a backend that dies fails the query in flight, which reports it; unheard, it would crash.
       own.on('error', () => {});
+      own.on('connect', (client) => client.on('error', () => {}));
       return new Kysely<Tables>({ dialect: translatingErrors(new PostgresDialect({ pool: own }), isUnavailable) });
     },
     figures: () => ({
