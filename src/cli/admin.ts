@@ -10,7 +10,6 @@ import { count, InvalidExport, Progress } from '../operations/format.ts';
 import { importInstall } from '../operations/import.ts';
 import { Registry } from '../registry/registry.ts';
 import { openStore, serve } from '../server.ts';
-import type { Store } from '../store/store.ts';
 import { UsageError } from './args.ts';
 
 // The admin commands: they reach the database through the registry, as the server does. main.ts loads this module
@@ -69,7 +68,7 @@ async function keys(args: string[]): Promise<void> {
   throw new UsageError(`unknown keys command ${action ?? ''}`.trim());
 }
 
-async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
+async function withStore<T>(work: (store: ReturnType<typeof openStore>) => Promise<T>): Promise<T> {
   const store = openStore(readConfig(), 2);
   try {
     return await work(store);

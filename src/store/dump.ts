@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import { conflict } from '../domain/errors.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import type { SqlDialect } from './dialect.ts';
@@ -232,7 +232,7 @@ export async function readSnapshot<T>(dialect: SqlDialect, read: (reader: DumpRe
   }
 }
 
-async function* pages(db: Kysely<Tables>, t: DumpTable, size: number, filter?: ReturnType<typeof sql>): AsyncGenerator<unknown[][]> {
+async function* pages(db: Kysely<Tables>, t: DumpTable, size: number, filter?: RawBuilder<unknown>): AsyncGenerator<unknown[][]> {
   const columns = sql.join(t.columns.map((c) => sql.ref(c)));
   const key = sql.join(t.key.map((c) => sql.ref(c)));
   const keyAt = t.key.map((c) => t.columns.indexOf(c));
@@ -277,10 +277,9 @@ export async function writeRestore<T>(dialect: SqlDialect, write: (writer: DumpW
         if (postgres) {
           for (const t of DUMP_TABLES) {
             for (const column of identityOf(t)) {
-              const name = `${t.name}`;
-              await sql`select setval(pg_get_serial_sequence(${name}, ${column}), coalesce(max(${sql.ref(column)}), 1), max(${sql.ref(column)}) is not null) from ${sql.table(t.name)}`.execute(
-                connection,
-              );
+              const highest = sql`max(${sql.ref(column)})`;
+              await sql`select setval(pg_get_serial_sequence(${t.name}, ${column}), coalesce(${highest}, 1), ${highest} is not null)
+                from ${sql.table(t.name)}`.execute(connection);
             }
           }
         }
