@@ -88,7 +88,8 @@ async function exportCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { output: { type: 'string', short: 'o' } } });
   const file = values.output;
   const partial = file && `${file}.partial`;
-  const output = partial ? createWriteStream(partial, { flags: 'wx' }) : process.stdout;
+  if (file && existsSync(file)) throw new AdminError(`${file} exists; an export never overwrites a file`);
+  const output = partial ? createWriteStream(partial) : process.stdout;
   try {
     const done = await withStore((store) => exportInstall(store, output, new Progress(say)));
     if (partial && file) {

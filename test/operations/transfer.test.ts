@@ -202,6 +202,13 @@ describe('import refuses what it must, and changes nothing', () => {
     }
   }
 
+  test('an export never overwrites a file', () => {
+    const r = podplate(['export', '--output', file], source.database.url);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /exists; an export never overwrites a file/);
+    assert.ok(rowsOf(file).length > 50, 'the file is as it was');
+  });
+
   test('stdout and stdin, as in a pipe', async () => {
     const out = podplate(['export'], source.database.url);
     assert.equal(out.code, 0, out.stderr);
