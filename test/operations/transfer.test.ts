@@ -202,6 +202,18 @@ describe('import refuses what it must, and changes nothing', () => {
     }
   }
 
+  test('an export refuses a database whose schema is not up to date', async () => {
+    const empty = await freshDatabase('sqlite');
+    try {
+      const r = podplate(['export'], empty.url);
+      assert.equal(r.code, 1);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, /schema is not up to date \(4 migration\(s\) to run, the next 0001-initial\): run podplate migrate first/);
+    } finally {
+      await empty.drop();
+    }
+  });
+
   test('an export never overwrites a file', () => {
     const r = podplate(['export', '--output', file], source.database.url);
     assert.equal(r.code, 1);
