@@ -208,7 +208,7 @@ describe('import refuses what it must, and changes nothing', () => {
       const r = podplate(['export'], empty.url);
       assert.equal(r.code, 1);
       assert.equal(r.stdout, '');
-      assert.match(r.stderr, /schema is not up to date \(4 migration\(s\) to run, the next 0001-initial\): run podplate migrate first/);
+      assert.match(r.stderr, /schema is not up to date \(\d+ migration\(s\) to run, the next 0001-initial\): run podplate migrate first/);
     } finally {
       await empty.drop();
     }
