@@ -7,16 +7,24 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { abuse } from './abuse.ts';
-import { seededIds, seedTemplates } from './seed.ts';
+import { seededIds, seedRevisions, seedTemplates } from './seed.ts';
 
 // npm run bench [-- --quick | --smoke]: the service and its ceiling under one load generator, in one run,
 // on this machine; ratios to the ceiling are what to compare across runs.
 
 const mode = process.argv.includes('--smoke') ? 'smoke' : process.argv.includes('--quick') ? 'quick' : 'full';
 const SETTINGS = {
-  smoke: { duration: 1, warmup: 0.5, large: 2_000, largeTemplates: 4, tenants: 2, dialects: ['sqlite'] },
-  quick: { duration: 4, warmup: 1, large: 100_000, largeTemplates: 40, tenants: 10, dialects: ['sqlite', 'postgres'] },
-  full: { duration: 10, warmup: 2, large: 1_000_000, largeTemplates: 200, tenants: 10, dialects: ['sqlite', 'postgres'] },
+  smoke: { duration: 1, warmup: 0.5, large: 2_000, largeTemplates: 4, tenants: 2, transfer: 2_000, dialects: ['sqlite'] },
+  quick: { duration: 4, warmup: 1, large: 100_000, largeTemplates: 40, tenants: 10, transfer: 100_000, dialects: ['sqlite', 'postgres'] },
+  full: {
+    duration: 10,
+    warmup: 2,
+    large: 1_000_000,
+    largeTemplates: 200,
+    tenants: 10,
+    transfer: 1_000_000,
+    dialects: ['sqlite', 'postgres'],
+  },
 }[mode];
 const CONNECTIONS = 50;
 const SMALL = 1_000;
@@ -37,6 +45,18 @@ const rows: Row[] = [];
 const peakRss: Record<string, number> = {};
 /** Peak RSS once four clients have read pages of large templates at once, by database. */
 const pagesRss: Record<string, number> = {};
+
+/** An export or import of a whole install: its wall time (process start to exit) and its own rate. */
+interface Transfer {
+  name: 'export' | 'import';
+  dialect: string;
+  templates: number;
+  rows: number;
+  seconds: number;
+  templatesPerSecond: number;
+  peakRssMb: number;
+}
+const transfers: Transfer[] = [];
 
 // --- processes
 
@@ -156,12 +176,12 @@ async function measureCeiling(): Promise<void> {
   latestCeiling = r.rps;
 }
 
-async function database(dialect: string): Promise<{ url: string; drop: () => Promise<void> }> {
+async function database(dialect: string, suffix = 'service'): Promise<{ url: string; drop: () => Promise<void> }> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'podplate-bench-'));
     return { url: `sqlite:${join(dir, 'bench.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const name = `podplate_bench_${process.pid}`;
+  const name = `podplate_bench_${process.pid}_${suffix}`;
   const admin = new pg.Client({ connectionString: postgresAdmin });
   await admin.connect();
   await admin.query(`drop database if exists ${name}`);
@@ -291,6 +311,70 @@ async function service(dialect: string): Promise<void> {
   }
 }
 
+/** Runs `podplate export` or `import` and reads its summary line: templates, rows, peak memory. */
+function transfer(name: Transfer['name'], dialect: string, databaseUrl: string, file: string): void {
+  const started = performance.now();
+  const args = name === 'export' ? ['export', '--output', file] : ['import', '--input', file];
+  const r = spawnSync(process.execPath, [join(root, 'bin/podplate.js'), ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+  });
+  const seconds = (performance.now() - started) / 1000;
+  if (r.status !== 0) throw new Error(`podplate ${args.join(' ')}: ${r.stderr}`);
+  const [, templates, all, own, rss] =
+    /([\d,]+) templates \(([\d,]+) rows in all\) in ([\d.]+) s.*peak memory (\d+) MB/.exec(r.stderr) ?? [];
+  const n = Number(templates?.replaceAll(',', ''));
+  // The rate is the command's own (from opening the database to the last row); `seconds` also counts starting Node.
+  transfers.push({
+    name,
+    dialect,
+    templates: n,
+    rows: Number(all?.replaceAll(',', '')),
+    seconds,
+    templatesPerSecond: n / Number(own),
+    peakRssMb: Number(rss),
+  });
+}
+
+/**
+ * Moves an install of `SETTINGS.transfer` templates (each with its first revision) around: exported from SQLite,
+ * imported into PostgreSQL, exported from there and imported into SQLite again (SQLite to SQLite in smoke mode).
+ */
+async function moves(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'podplate-transfer-'));
+  const made: { drop: () => Promise<void> }[] = [];
+  try {
+    const fresh = async (dialect: string) => {
+      const db = await database(dialect, `transfer_${made.length}`);
+      made.push(db);
+      return db.url;
+    };
+    const source = await fresh('sqlite');
+    podplate(['keys', 'create', '--user', 'mover'], { DATABASE_URL: source });
+    const { default: SQLite } = await import('better-sqlite3');
+    const sqlite = new SQLite(source.slice('sqlite:'.length), { readonly: true });
+    const { owner, key } = sqlite.prepare('select account_id as owner, id as key from api_keys').get() as { owner: string; key: string };
+    sqlite.close();
+    await seedTemplates(source, owner, 0, SETTINGS.transfer);
+    await seedRevisions(source, key, 0, SETTINGS.transfer);
+
+    const first = join(dir, 'first.ndjson');
+    transfer('export', 'sqlite', source, first);
+    const through = SETTINGS.dialects.includes('postgres') ? 'postgres' : 'sqlite';
+    const middle = await fresh(through);
+    transfer('import', through, middle, first);
+    rmSync(first);
+    if (through === 'postgres') {
+      const second = join(dir, 'second.ndjson');
+      transfer('export', 'postgres', middle, second);
+      transfer('import', 'sqlite', await fresh('sqlite'), second);
+    }
+  } finally {
+    for (const db of made) await db.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function ownerOf(databaseUrl: string, templateId: string): Promise<string> {
   if (databaseUrl.startsWith('sqlite:')) {
     const { default: SQLite } = await import('better-sqlite3');
@@ -343,6 +427,11 @@ function targets() {
     );
     add(`4 pages of large templates: peak RSS <= 600 MB (${d})`, pagesRss[d], (v) => v <= 600, ' MB');
   }
+  for (const t of transfers) {
+    const floor = t.name === 'export' ? 20_000 : 10_000;
+    add(`${t.name} ${t.dialect} >= ${floor.toLocaleString('en')} templates/s`, t.templatesPerSecond, (v) => v >= floor, '/s');
+    add(`${t.name} ${t.dialect}: peak RSS <= 300 MB (bounded, whatever the install's size)`, t.peakRssMb, (v) => v <= 300, ' MB');
+  }
   return out;
 }
 
@@ -355,6 +444,13 @@ function table(): string {
         `| ${r.name} | ${r.dialect} | ${r.templates.toLocaleString('en')} | ${Math.round(r.rps).toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio?.toFixed(2) ?? '-'} |`,
     ),
     '',
+    '| move | database | templates | rows | seconds | templates/s | peak RSS MB |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...transfers.map(
+      (t) =>
+        `| ${t.name} | ${t.dialect} | ${t.templates.toLocaleString('en')} | ${t.rows.toLocaleString('en')} | ${t.seconds.toFixed(1)} | ${Math.round(t.templatesPerSecond).toLocaleString('en')} | ${t.peakRssMb} |`,
+    ),
+    '',
     '| target | measured | |',
     '|---|---:|---|',
     ...targets().map((t) => `| ${t.target} | ${t.value} | ${t.met ? 'met' : 'NOT MET'} |`),
@@ -364,6 +460,7 @@ function table(): string {
 
 try {
   for (const dialect of SETTINGS.dialects) await service(dialect);
+  await moves();
 } finally {
   await stop(ceilingServer);
 }
@@ -377,6 +474,7 @@ const report = {
   rows,
   peakRssMb: peakRss,
   largePagesPeakRssMb: pagesRss,
+  transfers,
   targets: targets(),
 };
 mkdirSync(join(root, 'bench/results'), { recursive: true });

@@ -1,5 +1,6 @@
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { contentOf } from '../src/domain/revision.ts';
 import { templateJson } from '../src/domain/template.ts';
 import { sampleTemplate } from './sample.ts';
 
@@ -58,6 +59,38 @@ export async function seedTemplates(databaseUrl: string, ownerId: string, from: 
       [ownerId, at, from, to, body, ID, NAME],
     );
     await client.query('analyze templates');
+  } finally {
+    await client.end();
+  }
+}
+
+/** The first revision of each seeded template, as the API writes it: its content, no diff, the key that made it. */
+export async function seedRevisions(databaseUrl: string, keyId: string, from: number, to: number): Promise<void> {
+  const at = new Date().toISOString();
+  const snapshot = JSON.stringify(contentOf(sampleTemplate('\u0000ID\u0000', '\u0000NAME\u0000', at)));
+  if (databaseUrl.startsWith('sqlite:')) {
+    const db = new SQLite(databaseUrl.slice('sqlite:'.length));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = OFF');
+    const insert = db.prepare(
+      `insert into template_revisions (template_id, revision, snapshot, diff, key_id, created_at) values (?, 1, ?, '[]', ?, ?)`,
+    );
+    const batch = db.transaction((start: number, end: number) => {
+      for (let n = start; n < end; n++) insert.run(idOf(n), snapshot.replace(NAME, `"seeded ${n}"`), keyId, at);
+    });
+    for (let start = from; start < to; start += 50_000) batch(start, Math.min(to, start + 50_000));
+    db.close();
+    return;
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `insert into template_revisions (template_id, revision, snapshot, diff, key_id, created_at)
+       select 'seed' || lpad(g::text, 12, '0'), 1, replace($1, $2, '"seeded ' || g || '"'), '[]', $3, $4
+       from generate_series($5::bigint, $6::bigint - 1) g`,
+      [snapshot, NAME, keyId, at, from, to],
+    );
   } finally {
     await client.end();
   }

@@ -9,6 +9,7 @@ import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
 import { UsageReport } from './domain/usage.ts';
 import { authenticate } from './http/auth.ts';
 import { registerJsonParser } from './http/json.ts';
+import { registerMetrics } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { Problem, problem, registerProblemHandlers, sendProblem } from './http/problem.ts';
 import { rateLimit } from './http/rate-limit.ts';
@@ -90,6 +91,8 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
       return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 200 },
+    // While closing, a request arriving on an open connection is served, with `Connection: close` (Fastify adds
+    // it), rather than refused: the client that sent it is not left with an error for work the server can still do.
     return503OnClosing: false,
     // A URL Fastify can't even decode (bad percent-encoding) gets a problem body like any other bad request.
     frameworkErrors: (error, _request, reply) =>
@@ -107,24 +110,21 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.decorate('registry', registry);
   app.decorateRequest('caller', undefined as never);
-  app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('x-request-id', request.id);
-    done(null, payload);
-  });
-
-  registerProblemHandlers(app);
-  // While shutting down, requests that arrive on open connections are turned away (503) so a load
-  // balancer retries them elsewhere; the ones already in flight finish.
+  // Once closing, every response ends its connection, the ones in flight at the signal included: no client sends its
+  // next request on a connection the server is about to drop.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (!closing) return done();
-    reply.header('connection', 'close');
-    sendProblem(reply, problem('unavailable', 'The server is shutting down; retry the request.'));
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-request-id', request.id);
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
+
+  registerProblemHandlers(app);
   await registerOpenApi(app);
+  registerMetrics(app, registry);
   await app.register(healthRoutes);
   registerUi(app, uiDir);
 

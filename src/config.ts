@@ -82,6 +82,7 @@ export const ConfigSchema = Type.Object({
   SECRETS_KEY_PREVIOUS: Type.Optional(
     Type.String({ description: 'The key before SECRETS_KEY, during a rotation: it still decrypts, never encrypts.' }),
   ),
+  SHUTDOWN_GRACE_SECONDS: integer(10, 1, 3600, 'On SIGTERM, how long the requests in flight have to finish before the process exits.'),
 });
 export type Config = Static<typeof ConfigSchema>;
 

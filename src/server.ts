@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, readConfig } from './config.ts';
 import { isKind } from './domain/errors.ts';
@@ -27,6 +28,12 @@ const MAKE_A_KEY = 'Make one with `openssl rand -base64 32` (or `npx podplate se
 
 /** Where SQLite keeps its secrets key when SECRETS_KEY is unset: a file beside the database file. */
 export const keyFileOf = (databaseFile: string): string => `${resolve(databaseFile)}.secrets-key`;
+
+/** The key file the install `config` names keeps its secrets key in, when it keeps one (SQLite, no SECRETS_KEY). */
+export function installKeyFile(config: Config): string | undefined {
+  const file = sqliteFile(config.DATABASE_URL);
+  return file && file !== ':memory:' && !config.SECRETS_KEY ? keyFileOf(file) : undefined;
+}
 
 /** The key in `path`, made there (mode 0600) if the file does not exist yet. */
 function keyFromFile(path: string): string {
@@ -134,25 +141,17 @@ export async function serve(config: Config = readConfig()): Promise<void> {
   const housekeeping = setInterval(() => registry.forgetExpiredResponses().catch(() => {}), 60 * 60 * 1000).unref();
   // Rate-limit buckets idle for a minute are full again: forgotten every minute, so failed addresses leave no rows.
   const buckets = setInterval(() => registry.forgetIdleBuckets().catch(() => {}), 60 * 1000).unref();
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'shutting down: draining in-flight requests');
-    try {
-      clearInterval(housekeeping);
-      clearInterval(buckets);
-      await app.close();
-      await deliverer?.stop();
-      await store.close();
-      process.exit(0);
-    } catch (error) {
-      app.log.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    }
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  // SIGTERM or SIGINT: stop accepting connections, let the requests in flight finish (those arriving on open
+  // connections are served, with `Connection: close`), stop the deliverer between attempts, close the database.
+  // Past the grace period the process exits anyway (1); a second signal ends it at once.
+  closeWithGrace({ delay: config.SHUTDOWN_GRACE_SECONDS * 1000, logger: app.log }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an uncaught error');
+    else app.log.info({ signal }, 'shutting down: draining in-flight requests');
+    clearInterval(housekeeping);
+    clearInterval(buckets);
+    await Promise.all([app.close(), deliverer?.stop()]);
+    await store.close();
+  });
 
   await app.listen({ host: config.HOST, port: config.PORT });
   deliverer?.start();

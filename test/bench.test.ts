@@ -48,6 +48,14 @@ test('npm run bench -- --smoke runs every scenario and reports figures and targe
       if (!abuse) assert.equal(typeof row.ratio, 'number');
     }
     assert.ok(report.peakRssMb.sqlite > 0);
+    assert.deepEqual(
+      report.transfers.map(
+        (t: { name: string; dialect: string; templates: number; rows: number }) => `${t.name} ${t.dialect} ${t.templates} ${t.rows}`,
+      ),
+      ['export sqlite 2000 4002', 'import sqlite 2000 4002'],
+    );
+    for (const t of report.transfers) assert.ok(t.templatesPerSecond > 0 && t.peakRssMb > 0, `${t.name} reported its rate and memory`);
+    assert.ok(report.targets.some((t: { target: string }) => t.target.startsWith('export sqlite >= 20,000 templates/s')));
     assert.ok(report.targets.length >= 5);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -1,11 +1,17 @@
+import { createReadStream, createWriteStream, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { finished } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, readConfig } from '../config.ts';
 import type { Role } from '../domain/account.ts';
 import { DomainError } from '../domain/errors.ts';
+import { backupInstall } from '../operations/backup.ts';
+import { exportInstall, OperationRefused, type TransferSummary } from '../operations/export.ts';
+import { count, InvalidExport, Progress } from '../operations/format.ts';
+import { importInstall } from '../operations/import.ts';
 import { Registry } from '../registry/registry.ts';
 import { SecretsKeyMismatch } from '../registry/secrets.ts';
 import { KeyFormatError, newKeyText } from '../secrets/keyring.ts';
-import { openStore, secretsKeyring, serve } from '../server.ts';
+import { installKeyFile, keyFileOf, openStore, secretsKeyring, serve } from '../server.ts';
 import { UsageError } from './args.ts';
 
 // The admin commands: they reach the database through the registry, as the server does. main.ts loads this module
@@ -98,21 +104,96 @@ async function secrets(args: string[]): Promise<void> {
   throw new UsageError(`unknown secrets command ${action ?? ''}`.trim());
 }
 
-/** Runs `serve`, `migrate`, `keys …` or `secrets …`; a bad setting or key operation is exit 1. */
-export async function admin(command: 'serve' | 'migrate' | 'keys' | 'secrets', args: string[]): Promise<number> {
+async function withStore<T>(work: (store: ReturnType<typeof openStore>) => Promise<T>): Promise<T> {
+  const store = openStore(readConfig(), 2);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+const say = (message: string) => process.stderr.write(`${message}\n`);
+const summary = (verb: string, s: TransferSummary) =>
+  `${verb} ${count(s.tables.templates ?? 0)} templates (${count(s.rows)} rows in all) in ${s.seconds.toFixed(1)} s` +
+  ` (${count(Math.round((s.tables.templates ?? 0) / Math.max(s.seconds, 0.001)))} templates/s),` +
+  ` peak memory ${Math.round(process.resourceUsage().maxRSS / 1024)} MB.`;
+
+/** `export [--output FILE]`: the install as NDJSON, on stdout or in FILE (written whole, or not at all). */
+async function exportCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { output: { type: 'string', short: 'o' } } });
+  const file = values.output;
+  const partial = file && `${file}.partial`;
+  if (file && existsSync(file)) throw new AdminError(`${file} exists; an export never overwrites a file`);
+  const output = partial ? createWriteStream(partial) : process.stdout;
+  try {
+    const done = await withStore((store) => exportInstall(store, output, new Progress(say)));
+    if (partial && file) {
+      output.end();
+      await finished(output);
+      renameSync(partial, file);
+    }
+    say(summary('Exported', done));
+  } catch (error) {
+    if (partial) {
+      output.destroy();
+      rmSync(partial, { force: true });
+    }
+    throw error;
+  }
+}
+
+/** `import [--input FILE]`: an export, from stdin or FILE, into the empty database DATABASE_URL names. */
+async function importCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { input: { type: 'string', short: 'i' } } });
+  const input = values.input ? createReadStream(values.input) : process.stdin;
+  const done = await withStore((store) => importInstall(store, input, new Progress(say)));
+  say(summary('Imported', done));
+}
+
+/** `backup FILE`: a consistent copy of a SQLite install while it serves; restored by pointing DATABASE_URL at it. */
+async function backupCommand(args: string[]): Promise<void> {
+  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
+  if (positionals.length !== 1) throw new UsageError('backup needs exactly one file to write');
+  const file = positionals[0] as string;
+  if (existsSync(file)) throw new AdminError(`${file} exists; a backup never overwrites a file`);
+  const seconds = await withStore((store) => backupInstall(store, file));
+  say(`Backed up to ${file} in ${seconds.toFixed(1)} s; serve it with DATABASE_URL=sqlite:${file}`);
+  // The secrets in the copy are sealed under the install's key: without it the copy can't be served.
+  const config = readConfig();
+  const key = installKeyFile(config);
+  if (config.SECRETS_KEY) say('Its secrets are sealed under SECRETS_KEY: serve it with the same SECRETS_KEY.');
+  else if (key && existsSync(key)) {
+    writeFileSync(keyFileOf(file), readFileSync(key), { mode: 0o600, flag: 'wx' });
+    say(`Its secrets key was copied beside it, to ${keyFileOf(file)} (mode 0600): keep the two together.`);
+  }
+}
+
+export type AdminCommand = 'serve' | 'migrate' | 'keys' | 'secrets' | 'export' | 'import' | 'backup';
+
+/** Runs an admin command; a bad setting, a refused operation or a failed key operation is exit 1. */
+export async function admin(command: AdminCommand, args: string[]): Promise<number> {
   try {
     if (command === 'serve') await serve();
     else if (command === 'migrate') {
       await withRegistry(async () => undefined);
       process.stderr.write('The database schema is up to date.\n');
     } else if (command === 'secrets') await secrets(args);
+    else if (command === 'export') await exportCommand(args);
+    else if (command === 'import') await importCommand(args);
+    else if (command === 'backup') await backupCommand(args);
     else await keys(args);
     return 0;
   } catch (error) {
+    if (error instanceof InvalidExport) {
+      process.stderr.write(`podplate: the import was refused, and nothing was imported: ${error.message}\n`);
+      return 1;
+    }
     if (
       error instanceof AdminError ||
       error instanceof ConfigError ||
       error instanceof DomainError ||
+      error instanceof OperationRefused ||
       error instanceof SecretsKeyMismatch ||
       error instanceof KeyFormatError
     ) {

@@ -39,12 +39,16 @@ Admin commands (use the database directly; read DATABASE_URL, default sqlite:./d
   secrets new-key                         Print a new random key for SECRETS_KEY
   secrets rotate                          Encrypt every stored secret again under SECRETS_KEY (the old key in
                                           SECRETS_KEY_PREVIOUS)
+  export [--output FILE]                  Write the whole install as NDJSON (stdout by default), while it serves
+  import [--input FILE]                   Read an export (stdin by default) into an empty database
+  backup FILE                             Copy a SQLite install to FILE while it serves (PostgreSQL: pg_dump)
 
 Examples:
   podplate keys create --user alice
   podplate login --url http://127.0.0.1:8080 --api-key "$(podplate keys create --user alice)"
   podplate templates update 5x2k9d0v7m3qh8wz --image "$IMAGE" --json
   DATABASE_URL=postgres://postgres@127.0.0.1:5432/podplate podplate migrate
+  podplate export | DATABASE_URL=postgres://postgres@127.0.0.1:5432/podplate podplate import
 `;
 
 type Group = Record<string, { spec: CommandSpec<any>; run: (argv: string[]) => Promise<number> }>;
@@ -86,6 +90,9 @@ export async function main(argv: string[]): Promise<number> {
       case 'migrate':
       case 'keys':
       case 'secrets':
+      case 'export':
+      case 'import':
+      case 'backup':
         return await (await import('./admin.ts')).admin(command, args);
       case 'login':
         return await login(args);

@@ -29,8 +29,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Prometheus metrics: the webhook outbox
-         * @description The backlog of release webhooks in the Prometheus text format: pending deliveries, those whose last attempt failed, and the age of the oldest. Needs no key; 503 while the database is unreachable.
+         * Prometheus metrics: requests, the process, the database and the webhook outbox
+         * @description Request durations by route template and status, requests in flight, process and Node figures, the database pool's or group commits' figures, and the backlog of release webhooks, in the Prometheus text format. Needs no key; 503 while the database is unreachable.
          */
         get: operations["Metrics"];
         put?: never;

@@ -2,13 +2,15 @@ import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { NO_QUOTAS, type Quotas } from '../domain/quota.ts';
 import { Releases } from '../releases/releases.ts';
 import type { Keyring } from '../secrets/keyring.ts';
-import type { Store } from '../store/store.ts';
+import type { DatabaseFigures, Store } from '../store/store.ts';
 import { Endpoints } from './endpoints.ts';
 import { Keys } from './keys.ts';
 import { Limits } from './limits.ts';
 import { RegistryAuths } from './registry-auths.ts';
 import { Secrets } from './secrets.ts';
 import { Templates } from './templates.ts';
+
+export type { DatabaseFigures };
 
 export interface RegistryOptions {
   /** How long a key lookup is cached: the longest a key revoked elsewhere may still be accepted. */
@@ -63,6 +65,11 @@ export class Registry {
   /** Forgets the shared rate-limit buckets idle for a minute or more (they are full again); how many. */
   forgetIdleBuckets(): Promise<number> {
     return this.store.shared ? this.store.rateBuckets.forgetIdle(60_000) : Promise.resolve(0);
+  }
+
+  /** How the database is being used (its pool, its group commits), for /metrics. */
+  databaseFigures(): DatabaseFigures {
+    return this.store.figures();
   }
 
   /** Forgets the responses kept for Idempotency-Keys once their retention has passed; how many. */

@@ -2,9 +2,18 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type ColumnDefinitionBuilder, type DatabaseConnection, type Dialect, type Driver, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  type ColumnDefinitionBuilder,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+} from 'kysely';
 import pg from 'pg';
 import { unavailable } from '../domain/errors.ts';
+import type { Tables } from './schema.ts';
 
 /** What differs between the databases Podplate runs on. Everything else is written once, in the store. */
 export interface SqlDialect {
@@ -23,6 +32,30 @@ export interface SqlDialect {
    * rows, without Kysely's connection queue and promises. Undefined when it can't; the query then goes the usual way.
    */
   readNow?(sql: string, parameters: readonly unknown[]): unknown[] | undefined;
+  /**
+   * A connection of its own, outside the pool and without the statement time limit, for an operator's long work
+   * (export, import) beside the service; the caller destroys it.
+   */
+  dedicated(): Kysely<Tables>;
+  /** SQLite: a consistent copy of the database file, taken through SQLite's online backup API while it serves. */
+  backup?(file: string): Promise<void>;
+  /** How the connections are used, read by /metrics. */
+  figures(): PoolFigures | undefined;
+}
+
+/** PostgreSQL's pool, as /metrics shows it. */
+export interface PoolFigures {
+  max: number;
+  /** Connections open, idle or in use. */
+  open: number;
+  idle: number;
+  /** Callers waiting for a connection right now. */
+  waiting: number;
+  /** Connections taken from the pool so far, and how many of those had to wait because none was idle. */
+  acquired: number;
+  waited: number;
+  /** Seconds spent waiting for a connection, in all. */
+  waitSeconds: number;
 }
 
 export interface PoolOptions {
@@ -41,12 +74,15 @@ const code = (error: unknown): unknown => (error as { code?: unknown } | null)?.
 const unavailableBecause = (cause: unknown) =>
   Object.assign(unavailable('The database could not serve this request right now; retry shortly.'), { cause });
 
+/** Called as a connection is asked for; what it returns, once it is had (or not). */
+type Acquiring = () => (() => void) | undefined;
+
 /**
  * Kysely's dialect, with every error that means the database can't be reached or can't serve right now turned
  * into a domain `unavailable` error (a 503 and a retry later), wherever it arises: a query, a transaction's
  * begin or commit, or taking a connection from the pool. Every other error passes as it is.
  */
-function translatingErrors(dialect: Dialect, isUnavailable: (error: unknown) => boolean): Dialect {
+function translatingErrors(dialect: Dialect, isUnavailable: (error: unknown) => boolean, onAcquire?: Acquiring): Dialect {
   const translate = (error: unknown) => (isUnavailable(error) ? unavailableBecause(error) : error);
   const guard = <T>(work: Promise<T>): Promise<T> =>
     work.catch((error) => {
@@ -68,7 +104,14 @@ function translatingErrors(dialect: Dialect, isUnavailable: (error: unknown) => 
       const driver = dialect.createDriver();
       return {
         init: () => guard(driver.init()),
-        acquireConnection: async () => patch(await guard(driver.acquireConnection())),
+        acquireConnection: async () => {
+          const done = onAcquire?.();
+          try {
+            return patch(await guard(driver.acquireConnection()));
+          } finally {
+            done?.();
+          }
+        },
         beginTransaction: (c, settings) => guard(driver.beginTransaction(c, settings)),
         commitTransaction: (c) => guard(driver.commitTransaction(c)),
         rollbackTransaction: (c) => guard(driver.rollbackTransaction(c)),
@@ -79,19 +122,26 @@ function translatingErrors(dialect: Dialect, isUnavailable: (error: unknown) => 
   };
 }
 
-export function sqliteDialect(file: string): SqlDialect {
-  if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
-  const database = new SQLite(file);
-  database.pragma('journal_mode = WAL');
+const sqliteUnavailable = (e: unknown) => code(e) === 'SQLITE_BUSY' || code(e) === 'SQLITE_CANTOPEN' || code(e) === 'SQLITE_IOERR';
+
+/** A connection to the SQLite file, set up as every connection to it must be. */
+function openSqlite(file: string, options: SQLite.Options = {}): SQLite.Database {
+  const database = new SQLite(file, options);
+  if (!options.readonly) database.pragma('journal_mode = WAL');
   // FULL: a write acknowledged to a client survives a power cut, not only a crash of the process.
   database.pragma('synchronous = FULL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  // Kysely prepares every query anew; preparing costs more than running a lookup by key, so statements are kept.
-  // Reuse is safe: better-sqlite3 runs a statement to completion before anything else can use it.
+  return database;
+}
+
+/**
+ * Kysely prepares every query anew; preparing costs more than running a lookup by key, so statements are kept.
+ * Reuse is safe: better-sqlite3 runs a statement to completion before anything else can use it.
+ */
+function keepingStatements(database: SQLite.Database) {
   const statements = new Map<string, SQLite.Statement>();
-  const isUnavailable = (e: unknown) => code(e) === 'SQLITE_BUSY' || code(e) === 'SQLITE_CANTOPEN' || code(e) === 'SQLITE_IOERR';
-  const cached = {
+  return {
     prepare(sql: string) {
       let statement = statements.get(sql);
       if (!statement) {
@@ -103,9 +153,15 @@ export function sqliteDialect(file: string): SqlDialect {
     },
     close: () => database.close(),
   };
+}
+
+export function sqliteDialect(file: string): SqlDialect {
+  if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
+  const database = openSqlite(file);
+  const cached = keepingStatements(database);
   return {
     name: 'sqlite',
-    kysely: translatingErrors(new SqliteDialect({ database: cached }), isUnavailable),
+    kysely: translatingErrors(new SqliteDialect({ database: cached }), sqliteUnavailable),
     timestampType: 'text',
     serialType: 'integer',
     serialPrimaryKey: (c) => c.primaryKey().autoIncrement(),
@@ -118,9 +174,24 @@ export function sqliteDialect(file: string): SqlDialect {
         const statement = cached.prepare(sql);
         return statement.reader ? statement.all(parameters) : undefined;
       } catch (error) {
-        throw isUnavailable(error) ? unavailableBecause(error) : error;
+        throw sqliteUnavailable(error) ? unavailableBecause(error) : error;
       }
     },
+    dedicated: () =>
+      new Kysely<Tables>({
+        dialect: translatingErrors(new SqliteDialect({ database: keepingStatements(openSqlite(file)) }), sqliteUnavailable),
+      }),
+    backup: async (target) => {
+      const source = openSqlite(file, { readonly: true, fileMustExist: true });
+      try {
+        // The first step only counts the pages; the next copies all of them in one read transaction, so the copy is
+        // one consistent state even while other connections write (a copy made in steps restarts at every write).
+        await source.backup(target, { progress: () => 0x7fffffff });
+      } finally {
+        source.close();
+      }
+    },
+    figures: () => undefined,
   };
 }
 
@@ -164,6 +235,11 @@ function preparedStatements(client: pg.PoolClient, named: Map<string, string>): 
   }) as typeof client.query;
 }
 
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    typeParsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
 export function postgresDialect(connectionString: string, options: PoolOptions): SqlDialect {
   const named = new Map<string, string>();
   const pool = new pg.Pool({
@@ -174,11 +250,19 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
     query_timeout: options.statementTimeoutMs + 1000,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        typeParsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-    },
+    types,
   });
+  const waits = { acquired: 0, waited: 0, waitSeconds: 0 };
+  // Counted as a connection is asked for: whether none was idle, and how long it took to have one.
+  const acquiring: Acquiring = () => {
+    waits.acquired++;
+    if (pool.idleCount > 0 || pool.totalCount < options.poolSize) return undefined;
+    waits.waited++;
+    const started = performance.now();
+    return () => {
+      waits.waitSeconds += (performance.now() - started) / 1000;
+    };
+  };
   // A client whose backend dies emits 'error' (on the pool while idle, on the client while checked out);
   // unheard, that would crash the process. The query in flight fails on its own, and the pool drops the client.
   pool.on('error', () => {});
@@ -190,7 +274,7 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
     UNAVAILABLE_CODES.has(String(code(e))) || (e instanceof Error && UNAVAILABLE_MESSAGES.test(e.message));
   return {
     name: 'postgres',
-    kysely: translatingErrors(new PostgresDialect({ pool }), isUnavailable),
+    kysely: translatingErrors(new PostgresDialect({ pool }), isUnavailable, acquiring),
     timestampType: 'timestamptz',
     serialType: 'bigint',
     serialPrimaryKey: (c) => c.primaryKey().generatedAlwaysAsIdentity(),
@@ -201,6 +285,20 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
         named.set(sql, `pp_${createHash('sha1').update(sql).digest('hex')}`);
       }
     },
+    dedicated: () => {
+      const own = new pg.Pool({ connectionString, max: 1, connectionTimeoutMillis: options.connectionTimeoutMs, keepAlive: true, types });
+      // As for the pool's: a backend that dies fails the query in flight, which reports it; unheard, it would crash.
+      own.on('error', () => {});
+      own.on('connect', (client) => client.on('error', () => {}));
+      return new Kysely<Tables>({ dialect: translatingErrors(new PostgresDialect({ pool: own }), isUnavailable) });
+    },
+    figures: () => ({
+      max: options.poolSize,
+      open: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      ...waits,
+    }),
   };
 }
 

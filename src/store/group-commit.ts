@@ -15,6 +15,8 @@ import { Scope, within, withTimeLimit } from './scope.ts';
  * one stuck transaction can't hold every writer behind it.
  */
 export class GroupCommit<DB> {
+  /** How many transactions each commit carried, for /metrics. */
+  readonly sizes = new GroupSizes();
   private queue: Pending<DB>[] = [];
   private scheduled = false;
 
@@ -67,6 +69,7 @@ export class GroupCommit<DB> {
             }
           }
           await sql`commit`.execute(connection);
+          this.sizes.observe(group.length);
         } catch (error) {
           await sql`rollback`.execute(connection).catch(() => {});
           throw error;
@@ -81,6 +84,24 @@ export class GroupCommit<DB> {
       const outcome = outcomes[i] as Outcome;
       if (outcome.ok) pending.resolve(outcome.value);
       else pending.reject(outcome.error);
+    });
+  }
+}
+
+/** Counts of group sizes in cumulative buckets (the shape of a Prometheus histogram), without a metrics library. */
+export class GroupSizes {
+  static readonly BOUNDS = [1, 2, 4, 8, 16, 32, 64] as const;
+  readonly bounds = GroupSizes.BOUNDS;
+  /** Commits of at most `BOUNDS[i]` transactions. */
+  readonly atMost: number[] = GroupSizes.BOUNDS.map(() => 0);
+  commits = 0;
+  transactions = 0;
+
+  observe(size: number): void {
+    this.commits++;
+    this.transactions += size;
+    GroupSizes.BOUNDS.forEach((bound, i) => {
+      if (size <= bound) this.atMost[i] = (this.atMost[i] ?? 0) + 1;
     });
   }
 }

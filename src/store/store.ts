@@ -1,9 +1,10 @@
 import { Kysely, Migrator, sql } from 'kysely';
 import { AccountRepository } from './accounts.ts';
 import { Core } from './core.ts';
-import type { SqlDialect } from './dialect.ts';
+import type { PoolFigures, SqlDialect } from './dialect.ts';
+import { type DumpReader, type DumpWriter, heldTables, readSnapshot, writeRestore } from './dump.ts';
 import { EndpointRepository } from './endpoints.ts';
-import { GroupCommit } from './group-commit.ts';
+import { GroupCommit, type GroupSizes } from './group-commit.ts';
 import { IdempotencyRepository } from './idempotency.ts';
 import { migrations } from './migrations/index.ts';
 import { OutboxRepository } from './outbox.ts';
@@ -60,6 +61,15 @@ export interface StoreOptions {
 
 export const DEFAULT_STORE_OPTIONS: StoreOptions = { transactionTimeoutMs: 5000 };
 
+/** How the database is being used, as /metrics shows it: read when scraped, so the store knows nothing of metrics. */
+export interface DatabaseFigures {
+  dialect: SqlDialect['name'];
+  /** PostgreSQL: the connection pool. */
+  pool?: PoolFigures;
+  /** SQLite: how many transactions each group commit carried. */
+  groupCommits?: GroupSizes;
+}
+
 export class Store extends Repositories {
   /** SQLite's one writer commits concurrent transactions together (see GroupCommit). */
   private readonly groups?: GroupCommit<Tables>;
@@ -102,23 +112,70 @@ export class Store extends Repositories {
     });
   }
 
-  async migrate(): Promise<void> {
-    assertOutside(this.identity, 'Migrations were run');
-    // On PostgreSQL, the migration bookkeeping lives in the schema the service uses (its search_path), so that
-    // installs in other schemas of the same database never count as this one's.
-    const schema =
-      this.dialect.name === 'postgres'
-        ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(this.kysely)).rows[0]?.schema
-        : undefined;
-    const migrator = new Migrator({
+  private migrator(schema: string | undefined): Migrator {
+    return new Migrator({
       db: this.kysely,
       provider: { getMigrations: async () => migrations(this.dialect) },
       migrationTableSchema: schema,
     });
-    const { error } = await migrator.migrateToLatest();
+  }
+
+  /** The migrations this database has not had yet (all of them for an empty one). */
+  async pendingMigrations(): Promise<string[]> {
+    assertOutside(this.identity, 'Migrations were listed');
+    const all = await this.migrator(await this.schema()).getMigrations();
+    return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+  }
+
+  /** The latest migration this version of Podplate knows. */
+  latestMigration(): string {
+    return Object.keys(migrations(this.dialect)).at(-1) as string;
+  }
+
+  async migrate(): Promise<void> {
+    assertOutside(this.identity, 'Migrations were run');
+    // On PostgreSQL, the migration bookkeeping lives in the schema the service uses (its search_path), so that
+    // installs in other schemas of the same database never count as this one's.
+    const { error } = await this.migrator(await this.schema()).migrateToLatest();
     if (error) throw error;
     // A migration that changes the representation clears it: build what is missing, a batch per transaction.
     while (await this.transaction((tx) => tx.templates.buildMissingBodies(1000)));
+  }
+
+  private async schema(): Promise<string | undefined> {
+    if (this.dialect.name !== 'postgres') return undefined;
+    return (await sql<{ schema: string }>`select current_schema() as schema`.execute(this.kysely)).rows[0]?.schema;
+  }
+
+  /**
+   * Reads the whole install in one consistent snapshot, on a connection of its own, while the service goes on
+   * (export). See dump.ts.
+   */
+  snapshot<T>(read: (reader: DumpReader) => Promise<T>): Promise<T> {
+    assertOutside(this.identity, 'A snapshot was taken');
+    return readSnapshot(this.dialect, read);
+  }
+
+  /** The tables that hold any row (none for an empty database, migrated or not). */
+  heldTables(): Promise<string[]> {
+    assertOutside(this.identity, 'The root store was used');
+    return heldTables(this.kysely);
+  }
+
+  /** Writes an install into this empty database, all of it or nothing, on a connection of its own (import). See dump.ts. */
+  restore<T>(write: (writer: DumpWriter) => Promise<T>): Promise<T> {
+    assertOutside(this.identity, 'A restore was started');
+    return writeRestore(this.dialect, write);
+  }
+
+  /** A consistent copy of the database in `file`, while it serves; SQLite only (PostgreSQL has pg_dump). */
+  async backup(file: string): Promise<void> {
+    if (!this.dialect.backup) throw new Error(`backup is for SQLite; use pg_dump for ${this.dialect.name}`);
+    await this.dialect.backup(file);
+  }
+
+  figures(): DatabaseFigures {
+    return { dialect: this.dialect.name, pool: this.dialect.figures(), groupCommits: this.groups?.sizes };
   }
 
   async ping(): Promise<void> {

@@ -92,7 +92,11 @@ export type HarnessConfig = Partial<
 >;
 
 export async function startHarness(dialect: DialectName, config: HarnessConfig = {}): Promise<Harness> {
-  const database = await freshDatabase(dialect);
+  return openHarness(await freshDatabase(dialect), config);
+}
+
+/** A harness over `database` as it is (migrated if it needs to be); closing it drops the database. */
+export async function openHarness(database: Database, config: HarnessConfig = {}): Promise<Harness> {
   // Tests assert no speed, and on these shared machines a catalog query has taken over 5 s right after the outage
   // tests restart PostgreSQL: a statement may take up to 30 s here before it is cancelled.
   const store = Store.open(dialectFor(database.url, { poolSize: 5, statementTimeoutMs: 30_000, connectionTimeoutMs: 5000 }));

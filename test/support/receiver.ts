@@ -24,6 +24,11 @@ export class Receiver {
 
   constructor(private readonly secret: string) {}
 
+  /** Attempts being answered right now. */
+  get holding(): number {
+    return this.inFlight.size;
+  }
+
   async listen(port = 0): Promise<number> {
     const server = createServer((req, res) => {
       let raw = '';

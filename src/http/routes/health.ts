@@ -20,38 +20,6 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     handler: async () => ({ status: 'ok' }),
   });
 
-  app.get('/metrics', {
-    schema: {
-      tags: ['operations'],
-      operationId: 'Metrics',
-      summary: 'Prometheus metrics: the webhook outbox',
-      description:
-        'The backlog of release webhooks in the Prometheus text format: pending deliveries, those whose last attempt ' +
-        'failed, and the age of the oldest. Needs no key; 503 while the database is unreachable.',
-      security: [],
-      response: {
-        200: { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } },
-        ...problemResponses(503),
-      },
-    },
-    handler: async (_request, reply) => {
-      const backlog = await app.registry.releases.backlog();
-      const age = backlog.oldest ? Math.max(0, (Date.now() - Date.parse(backlog.oldest)) / 1000) : 0;
-      const lines = [
-        '# HELP podplate_outbox_pending Release webhooks not yet acknowledged by the receiver.',
-        '# TYPE podplate_outbox_pending gauge',
-        `podplate_outbox_pending ${backlog.pending}`,
-        '# HELP podplate_outbox_failing Pending release webhooks whose last attempt failed.',
-        '# TYPE podplate_outbox_failing gauge',
-        `podplate_outbox_failing ${backlog.failing}`,
-        '# HELP podplate_outbox_oldest_pending_seconds Age of the oldest pending release webhook.',
-        '# TYPE podplate_outbox_oldest_pending_seconds gauge',
-        `podplate_outbox_oldest_pending_seconds ${age.toFixed(3)}`,
-      ];
-      return reply.type('text/plain; version=0.0.4').send(`${lines.join('\n')}\n`);
-    },
-  });
-
   app.get('/readyz', {
     schema: {
       tags: ['operations'],

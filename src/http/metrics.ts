@@ -1,0 +1,178 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry as Metrics } from 'prom-client';
+import type { DatabaseFigures, Registry } from '../registry/registry.ts';
+import { problemResponses } from './problem.ts';
+
+// /metrics with prom-client: requests by route template (never the raw URL) and status, requests in flight, the
+// process and Node's own figures, the database's, and the webhook outbox. Every label takes a bounded set of values.
+
+/** The process's figures are the process's, not one app's: collected once, shared by every app it builds. */
+let processMetrics: Metrics | undefined;
+function processRegistry(): Metrics {
+  if (!processMetrics) {
+    processMetrics = new Metrics();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+/** Requests no route matched (404s of any URL) share one route label. */
+const UNMATCHED = '(unmatched)';
+
+/** Prometheus's histogram shape for counts kept elsewhere (the store's), so the store needs no metrics library. */
+function histogramOf(
+  name: string,
+  help: string,
+  read: () => { bounds: readonly number[]; atMost: number[]; count: number; sum: number } | undefined,
+) {
+  return {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    get: () => {
+      const h = read() ?? { bounds: [], atMost: [], count: 0, sum: 0 };
+      return {
+        name,
+        help,
+        type: 'histogram',
+        aggregator: 'sum',
+        values: [
+          ...h.bounds.map((bound, i) => ({ metricName: `${name}_bucket`, labels: { le: bound }, value: h.atMost[i] ?? 0 })),
+          { metricName: `${name}_bucket`, labels: { le: '+Inf' }, value: h.count },
+          { metricName: `${name}_sum`, labels: {}, value: h.sum },
+          { metricName: `${name}_count`, labels: {}, value: h.count },
+        ],
+      };
+    },
+  };
+}
+
+/** Figures of the database, read from the store when scraped. */
+function databaseMetrics(metrics: Metrics, figures: () => DatabaseFigures): () => void {
+  const first = figures();
+  if (first.groupCommits) {
+    metrics.registerMetric(
+      histogramOf('podplate_db_group_commit_size', 'SQLite: transactions committed together by one group commit (one fsync).', () => {
+        const sizes = figures().groupCommits;
+        return sizes && { bounds: sizes.bounds, atMost: sizes.atMost, count: sizes.commits, sum: sizes.transactions };
+      }) as never,
+    );
+  }
+  if (!first.pool) return () => {};
+  const gauge = (name: string, help: string) => new Gauge({ name, help, registers: [metrics] });
+  const counter = (name: string, help: string) => new Counter({ name, help, registers: [metrics] });
+  const max = gauge('podplate_db_pool_max', 'PostgreSQL: the most connections this process holds (DB_POOL_SIZE).');
+  const open = gauge('podplate_db_pool_connections', 'PostgreSQL: connections open, idle or in use.');
+  const idle = gauge('podplate_db_pool_idle_connections', 'PostgreSQL: connections open and idle.');
+  const waiting = gauge('podplate_db_pool_waiting', 'PostgreSQL: callers waiting for a connection right now.');
+  const acquired = counter('podplate_db_pool_acquisitions_total', 'PostgreSQL: connections taken from the pool.');
+  const waited = counter('podplate_db_pool_waits_total', 'PostgreSQL: connections taken that had to wait, none being idle.');
+  const waitSeconds = counter('podplate_db_pool_wait_seconds_total', 'PostgreSQL: seconds spent waiting for a connection.');
+  const setCounter = (c: Counter, value: number) => {
+    c.reset();
+    c.inc(value);
+  };
+  return () => {
+    const pool = figures().pool;
+    if (!pool) return;
+    max.set(pool.max);
+    open.set(pool.open);
+    idle.set(pool.idle);
+    waiting.set(pool.waiting);
+    setCounter(acquired, pool.acquired);
+    setCounter(waited, pool.waited);
+    setCounter(waitSeconds, pool.waitSeconds);
+  };
+}
+
+/** Adds the request metrics' hooks to `app` and serves /metrics. */
+export function registerMetrics(app: FastifyInstance, registry: Registry): void {
+  const metrics = new Metrics();
+  const duration = new Histogram({
+    name: 'podplate_http_request_duration_seconds',
+    help: 'Time from a request to its response, by method, route template and status code.',
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [metrics],
+  });
+  // A plain count, read when scraped: cheaper per request than the gauge's own inc and dec.
+  let inFlight = 0;
+  new Gauge({
+    name: 'podplate_http_requests_in_flight',
+    help: 'Requests being answered now.',
+    registers: [metrics],
+    collect() {
+      this.set(inFlight);
+    },
+  });
+  const pending = new Gauge({
+    name: 'podplate_outbox_pending',
+    help: 'Release webhooks not yet acknowledged by the receiver.',
+    registers: [metrics],
+  });
+  const failing = new Gauge({
+    name: 'podplate_outbox_failing',
+    help: 'Pending release webhooks whose last attempt failed.',
+    registers: [metrics],
+  });
+  const oldest = new Gauge({
+    name: 'podplate_outbox_oldest_pending_seconds',
+    help: 'Age of the oldest pending release webhook.',
+    registers: [metrics],
+  });
+  const readDatabase = databaseMetrics(metrics, () => registry.databaseFigures());
+  const exposed = Metrics.merge([processRegistry(), metrics]);
+
+  // One child per label set, found by one string: the hot path neither sorts nor hashes label objects.
+  const children = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>();
+  const observe = (request: FastifyRequest, reply: FastifyReply) => {
+    const method = METHODS.has(request.method) ? request.method : 'OTHER';
+    const route = request.routeOptions.url ?? UNMATCHED;
+    const status = reply.statusCode;
+    const key = `${method} ${route} ${status}`;
+    let child = children.get(key);
+    if (!child) {
+      child = duration.labels(method, route, String(status));
+      children.set(key, child);
+    }
+    child.observe(reply.elapsedTime / 1000);
+  };
+
+  app.addHook('onRequest', (_request, reply, done) => {
+    inFlight++;
+    // 'close' comes once for every response, sent or cut off: the count never drifts.
+    reply.raw.once('close', () => inFlight--);
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    observe(request, reply);
+    done();
+  });
+
+  app.get('/metrics', {
+    schema: {
+      tags: ['operations'],
+      operationId: 'Metrics',
+      summary: 'Prometheus metrics: requests, the process, the database and the webhook outbox',
+      description:
+        'Request durations by route template and status, requests in flight, process and Node figures, the database ' +
+        "pool's or group commits' figures, and the backlog of release webhooks, in the Prometheus text format. Needs " +
+        'no key; 503 while the database is unreachable.',
+      security: [],
+      response: {
+        200: { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } },
+        ...problemResponses(503),
+      },
+    },
+    handler: async (_request, reply) => {
+      const backlog = await registry.releases.backlog();
+      pending.set(backlog.pending);
+      failing.set(backlog.failing);
+      oldest.set(backlog.oldest ? Math.max(0, (Date.now() - Date.parse(backlog.oldest)) / 1000) : 0);
+      readDatabase();
+      return reply.type(exposed.contentType).send(await exposed.metrics());
+    },
+  });
+}
