@@ -9,14 +9,17 @@ import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
 import { UsageReport } from './domain/usage.ts';
 import { authenticate } from './http/auth.ts';
 import { registerJsonParser } from './http/json.ts';
+import { redactingLogger } from './http/log.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
-import { Problem, problem, registerProblemHandlers, sendProblem } from './http/problem.ts';
+import { answerClientError, Problem, problem, registerProblemHandlers, sendProblem } from './http/problem.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { endpointRoutes } from './http/routes/endpoints.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { registryAuthRoutes } from './http/routes/registry-auths.ts';
 import { templateRoutes } from './http/routes/templates.ts';
+import { NoQuery } from './http/schemas.ts';
+import { refuseUnacceptableText, unreadablePathParameters } from './http/text.ts';
 import { registerUi } from './http/ui.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Registry } from './registry/registry.ts';
@@ -38,6 +41,8 @@ export interface AppOptions {
 }
 
 export const BODY_LIMIT = 1024 * 1024;
+/** The longest path segment the router reads. */
+const MAX_PARAM_LENGTH = 200;
 const SHARED_SCHEMAS = [
   Template,
   TemplateCreate,
@@ -69,7 +74,9 @@ export function trustProxy(setting = 'false'): boolean | string[] | ((address: s
 /** The HTTP application: what the server listens with, and what tests and benchmarks inject into. */
 export async function buildApp({ registry, config, logger = false, uiDir }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger,
+    // Logged URLs are redacted of keys; a request the HTTP parser refuses is answered with a problem, its bytes unlogged.
+    logger: redactingLogger(logger),
+    clientErrorHandler: answerClientError,
     bodyLimit: BODY_LIMIT,
     // Slow clients can't hold the server: headers must arrive within HEADERS_TIMEOUT_MS, the whole request within
     // REQUEST_TIMEOUT_MS, and a silent connection is closed after REQUEST_TIMEOUT_MS.
@@ -90,18 +97,22 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
     },
-    routerOptions: { maxParamLength: 200 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // While closing, a request arriving on an open connection is served, with `Connection: close` (Fastify adds
     // it), rather than refused: the client that sent it is not left with an error for work the server can still do.
     return503OnClosing: false,
-    // A URL Fastify can't even decode (bad percent-encoding) gets a problem body like any other bad request.
-    frameworkErrors: (error, _request, reply) =>
-      sendProblem(
-        reply,
-        problem('invalid', 'The request URL is not valid.', [
-          { in: 'path', path: '', message: error.message.includes('URL') ? 'is not a valid URL' : 'is not valid' },
-        ]),
-      ),
+    // A URL the router can't read (bad percent-encoding, an over-long segment) gets a problem body like any other bad
+    // request, naming the path parameter it is in when there is one.
+    frameworkErrors: (_error, request, reply) => {
+      const named = unreadablePathParameters(request, MAX_PARAM_LENGTH);
+      if (named.length === 0)
+        return sendProblem(
+          reply,
+          problem('invalid', 'The request URL is not valid.', [{ path: '', message: 'is not valid percent-encoded UTF-8' }], 'path'),
+        );
+      const names = named.map((e) => e.path.slice(1)).join(', ');
+      return sendProblem(reply, problem('invalid', `The request has invalid path parameters: ${names}.`, named));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // JSON only: any other body is a 415.
@@ -132,6 +143,11 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
     async (api) => {
       api.addHook('onRequest', authenticate(registry));
       if (config.RATE_LIMIT_PER_MINUTE > 0) api.addHook('onRequest', rateLimit(registry, config.RATE_LIMIT_PER_MINUTE));
+      api.addHook('preValidation', refuseUnacceptableText);
+      // An operation without query parameters refuses any, by name, like the others refuse unknown ones.
+      api.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, querystring: route.schema?.querystring ?? NoQuery };
+      });
       await api.register(templateRoutes);
       await api.register(endpointRoutes);
       await api.register(registryAuthRoutes);

@@ -7,7 +7,7 @@ import { isKind } from './domain/errors.ts';
 import { Registry } from './registry/registry.ts';
 import { Deliverer } from './releases/deliverer.ts';
 import { Keyring, newKeyText, parseKey } from './secrets/keyring.ts';
-import { dialectFor, sqliteFile } from './store/dialect.ts';
+import { dialectFor, sqliteFile, sqliteFilesOpenToOthers } from './store/dialect.ts';
 import { Store } from './store/store.ts';
 
 /** Migrates, waiting for a database that is not reachable yet (it may be starting too); other errors stop the start. */
@@ -122,6 +122,9 @@ export async function serve(config: Config = readConfig()): Promise<void> {
   }
 
   const app = await buildApp({ registry, config, logger: { level: config.LOG_LEVEL } });
+  for (const { path, mode } of sqliteFilesOpenToOthers(config.DATABASE_URL)) {
+    app.log.warn({ path, mode }, `other users may read or write the database file ${path} (mode ${mode}); chmod 600 it`);
+  }
   const deliverer = config.RELEASE_WEBHOOK_URL
     ? new Deliverer(
         store,

@@ -570,7 +570,7 @@ export interface components {
                 readme: string;
                 /** @description Gigabytes on the local network volume of a Pod or worker. Data on it persists across restarts. */
                 volumeInGb: number;
-                /** @description Absolute path where a volume is mounted when one is attached: starts with `/`, is not `/` itself, has no `..` segment and no control characters. */
+                /** @description Absolute path where a volume is mounted when one is attached, written in normal form: not "/", and no empty ("//", a "/" at the end), "." or ".." segment, and no control characters. */
                 volumeMountPath: string;
             };
         };
@@ -649,7 +649,7 @@ export interface components {
             updatedAt: string;
             /** @description Gigabytes on the local network volume of a Pod or worker. Data on it persists across restarts. */
             volumeInGb: number;
-            /** @description Absolute path where a volume is mounted when one is attached: starts with `/`, is not `/` itself, has no `..` segment and no control characters. */
+            /** @description Absolute path where a volume is mounted when one is attached, written in normal form: not "/", and no empty ("//", a "/" at the end), "." or ".." segment, and no control characters. */
             volumeMountPath: string;
         };
         /** TemplateCreateInput */
@@ -727,7 +727,7 @@ export interface components {
              */
             volumeInGb?: number;
             /**
-             * @description Absolute path where a volume is mounted when one is attached: starts with `/`, is not `/` itself, has no `..` segment and no control characters.
+             * @description Absolute path where a volume is mounted when one is attached, written in normal form: not "/", and no empty ("//", a "/" at the end), "." or ".." segment, and no control characters.
              * @default /workspace
              */
             volumeMountPath?: string;
@@ -805,7 +805,7 @@ export interface components {
             updatedAt?: string;
             /** @description Gigabytes on the local network volume of a Pod or worker. Data on it persists across restarts. */
             volumeInGb?: number;
-            /** @description Absolute path where a volume is mounted when one is attached: starts with `/`, is not `/` itself, has no `..` segment and no control characters. */
+            /** @description Absolute path where a volume is mounted when one is attached, written in normal form: not "/", and no empty ("//", a "/" at the end), "." or ".." segment, and no control characters. */
             volumeMountPath?: string;
         };
         /** UsageReport */

@@ -3,9 +3,6 @@ import { Type } from '@sinclair/typebox';
 /** Control characters (Unicode category Cc: C0, DEL and C1) are refused wherever names or search text go. */
 export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
 
-/** Free text may hold anything but NUL, which PostgreSQL can't store in text. */
-export const NO_NUL = '^[^\\u0000]*$';
-
 /** A user-chosen name: 1 to 255 characters once trimmed, no control characters. */
 export const nameSchema = (description: string) =>
   Type.String({

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { conflict, invalid } from './errors.ts';
-import { NO_CONTROL_CHARACTERS, NO_NUL, nameSchema } from './name.ts';
+import { NO_CONTROL_CHARACTERS, nameSchema } from './name.ts';
 import type { Caller } from './visibility.ts';
 
 // Container registry auths: the credentials the platform pulls a private image with. A template refers to one of its
@@ -23,8 +23,6 @@ export const RegistryAuthCreate = Type.Object(
       minLength: 1,
       maxLength: PASSWORD_MAX,
       'x-max-bytes': PASSWORD_MAX,
-      pattern: NO_NUL,
-      errorMessage: 'must not contain the NUL character (\\u0000)',
       writeOnly: true,
       description: `The password or access token for the registry, at most ${PASSWORD_MAX} bytes. Stored encrypted; never shown again.`,
       examples: ['my-password'],

@@ -2,7 +2,7 @@ import { CloneType, type Static, type TSchema, Type } from '@sinclair/typebox';
 import { conflict, DomainError, type FieldError, invalid } from './errors.ts';
 import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from './image-reference.ts';
 import { MOUNT_PATH_PATTERN } from './mount-path.ts';
-import { NO_NUL, nameSchema } from './name.ts';
+import { nameSchema } from './name.ts';
 import type { VisibleFacts } from './visibility.ts';
 
 // The Template: its fields, their bounds and defaults. These schemas are the one statement of each rule:
@@ -14,11 +14,11 @@ export type Category = (typeof CATEGORIES)[number];
 const PORT = '^(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})/(?:http|tcp)$';
 export const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
 
-const NUL_MESSAGE = 'must not contain the NUL character (\\u0000)';
-const text = (options: Record<string, unknown>) => Type.String({ pattern: NO_NUL, errorMessage: NUL_MESSAGE, ...options });
+// Free text may hold any Unicode: the HTTP layer refuses NUL and lone UTF-16 surrogates in every string of a request
+// (http/text.ts), so no field here restates that.
 
 const commandLine = (what: string) =>
-  Type.Array(text({ maxLength: 4096 }), {
+  Type.Array(Type.String({ maxLength: 4096 }), {
     maxItems: 64,
     description: `Overrides the image ${what} when specified. An empty array means the image's own ${what} is used.`,
   });
@@ -57,10 +57,10 @@ const writable = {
     maxLength: 255,
     pattern: MOUNT_PATH_PATTERN,
     description:
-      'Absolute path where a volume is mounted when one is attached: starts with `/`, is not `/` itself, has no `..` ' +
-      'segment and no control characters.',
+      'Absolute path where a volume is mounted when one is attached, written in normal form: not "/", and no empty ' +
+      '("//", a "/" at the end), "." or ".." segment, and no control characters.',
   }),
-  containerRegistryAuthId: text({
+  containerRegistryAuthId: Type.String({
     maxLength: 128,
     description: 'Identifier of the container registry auth object needed to pull a private image; "" for none.',
   }),
@@ -74,7 +74,7 @@ const writable = {
       pattern: ENV_NAME,
       errorMessage: `environment variable names must match ${ENV_NAME}`,
     },
-    additionalProperties: { type: 'string', maxLength: 32768, 'x-max-bytes': 32768, pattern: NO_NUL, errorMessage: NUL_MESSAGE },
+    additionalProperties: { type: 'string', maxLength: 32768, 'x-max-bytes': 32768 },
     description: 'Environment variables: a map from variable name to its value.',
     examples: [{ HF_HOME: '/workspace/hf' }],
   }),
@@ -84,7 +84,7 @@ const writable = {
     description: 'Ports exposed on a Pod or worker, each `<port number>/<protocol>` with protocol `http` or `tcp`.',
     examples: [['8888/http', '22/tcp']],
   }),
-  readme: text({
+  readme: Type.String({
     maxLength: 102400,
     'x-max-bytes': 102400,
     description: 'Markdown describing the template; displayed in the UI when the template is selected.',
@@ -172,8 +172,6 @@ export const TemplateUpdate = Type.Object(
       Type.Unsafe<string | null>({
         type: ['string', 'null'],
         maxLength: 128,
-        pattern: NO_NUL,
-        errorMessage: NUL_MESSAGE,
         description: 'Identifier of the container registry auth object; `null` or "" clears it.',
       }),
     ),

@@ -5,16 +5,17 @@ import type { Precondition } from '../registry/templates.ts';
 
 export const etagOf = (template: { revision: number }): string => `"r${template.revision}"`;
 
-const ENTITY_TAG = /^\s*(W\/)?"([\x21\x23-\x7e]*)"\s*(?:,|$)/;
+// Optional white space (OWS) is spaces and tabs only.
+const ENTITY_TAG = /^[ \t]*(W\/)?"([\x21\x23-\x7e]*)"[ \t]*(?:,|$)/;
 
 /** The condition an If-Match header sets; undefined without one. A malformed header is a 400. */
 export function preconditionFrom(header: string | string[] | undefined): Precondition | undefined {
   if (header === undefined) return undefined;
   const value = Array.isArray(header) ? header.join(',') : header;
-  if (value.trim() === '*') return () => true;
+  if (/^[ \t]*\*[ \t]*$/.test(value)) return () => true;
   const revisions = new Set<number>();
   let rest = value;
-  while (rest.trim() !== '') {
+  while (!/^[ \t]*$/.test(rest)) {
     const match = ENTITY_TAG.exec(rest);
     if (!match) {
       throw invalid('If-Match must be "*" or a list of entity tags such as "r3".', [

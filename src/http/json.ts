@@ -2,10 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { escapePointer, invalid } from '../domain/errors.ts';
 import { tooWide } from './json-width.ts';
+import { bodyTextErrors, unacceptableText } from './text.ts';
 
 /**
  * Request bodies are JSON, parsed here so that each way a body can be unreadable gets its own clear 400.
- * Keys that could poison prototypes ("__proto__", "constructor.prototype") are refused rather than dropped.
+ * Keys that could poison prototypes ("__proto__", "constructor.prototype") are refused rather than dropped, and so is
+ * text no request may carry (NUL, lone UTF-16 surrogates: text.ts).
  */
 export function registerJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
@@ -15,32 +17,43 @@ export function registerJsonParser(app: FastifyInstance): void {
     // Refused before it is parsed: building what no request needs would cost more than serving one.
     const wide = tooWide(body as string);
     if (wide) return done(invalid('The request body is wider or deeper than any request needs.', [wide]));
+    let parsed: unknown;
     try {
-      done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      parsed = secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch (error) {
       const poisoned = error instanceof SyntaxError && /forbidden prototype property/.test(error.message);
       if (!poisoned) return done(invalid('The request body is not valid JSON.', [{ path: '', message: 'is not valid JSON' }]));
       // Only read, never merged: JSON.parse makes "__proto__" an own key, which is safe to walk to name its place.
-      const path = forbiddenKey(JSON.parse(body as string), '') ?? '';
-      done(
+      const path = forbiddenKey(JSON.parse(body as string)) ?? '';
+      return done(
         invalid('The request body uses "__proto__" or "constructor.prototype" as a key, which is not accepted.', [
           { path, message: 'is a key that is not accepted' },
         ]),
       );
     }
+    const text = bodyTextErrors(body as string, parsed);
+    done(text.length > 0 ? unacceptableText(text) : null, parsed);
   });
 }
 
-/** The JSON Pointer of the first "__proto__" key, or "constructor" key holding "prototype", in `value`. */
-function forbiddenKey(value: unknown, path: string): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  for (const [key, inner] of Object.entries(value)) {
-    const here = `${path}/${escapePointer(key)}`;
+/**
+ * The JSON Pointer of the first "__proto__" key, or "constructor" key holding "prototype", in `value`. The walk keeps
+ * its own stack: a body may nest deeper than the call stack goes.
+ */
+function forbiddenKey(value: unknown): string | undefined {
+  const members = (container: unknown, path: string): [string, unknown, string][] =>
+    typeof container === 'object' && container !== null
+      ? Object.entries(container)
+          .map(([key, inner]): [string, unknown, string] => [key, inner, `${path}/${escapePointer(key)}`])
+          .reverse()
+      : [];
+  const stack = members(value, '');
+  while (stack.length > 0) {
+    const [key, inner, here] = stack.pop() as [string, unknown, string];
     if (key === '__proto__') return here;
     if (key === 'constructor' && typeof inner === 'object' && inner !== null && Object.hasOwn(inner, 'prototype'))
       return `${here}/prototype`;
-    const deeper = forbiddenKey(inner, here);
-    if (deeper) return deeper;
+    for (const member of members(inner, here)) stack.push(member);
   }
   return undefined;
 }

@@ -13,7 +13,9 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         version: pkg.version,
         description:
           'The template registry of a GPU cloud. Every operation under /v1 needs `Authorization: Bearer <API key>`. ' +
-          'Errors are RFC 9457 problem details (`application/problem+json`) naming each offending field.',
+          'Errors are RFC 9457 problem details (`application/problem+json`) naming each offending field. ' +
+          'Any string in a request (a value or member name in the body, a query or path parameter) may hold any Unicode ' +
+          'text but NUL (`\\u0000`) and UTF-16 surrogates without their pair; URLs are percent-encoded UTF-8.',
         contact: { name: 'Podplate', url: 'https://podplate.dev' },
       },
       servers: [{ url: '/' }],
@@ -32,7 +34,19 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transformObject: (document) => published('openapiObject' in document ? document.openapiObject : document.swaggerObject) as object,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, tryItOutEnabled: true } });
+  // The reference shares its origin with the web UI, which keeps the user's key in sessionStorage: it runs under a
+  // Content-Security-Policy and may not be framed. No validator badge either (it would send the document's URL away).
+  await app.register(async (docs) => {
+    docs.addHook('onSend', async (_request, reply) => {
+      reply.header('x-frame-options', 'DENY').header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+    });
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { deepLinking: true, tryItOutEnabled: true, validatorUrl: null },
+      staticCSP: true,
+      transformStaticCSP: docsPolicy,
+    });
+  });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
 
@@ -61,4 +75,29 @@ export function published(value: unknown, names = false): unknown {
     copy.description = [copy.description, `At most ${bytes} bytes in UTF-8.`].filter(Boolean).join(' ');
   }
   return copy;
+}
+
+/**
+ * The Content-Security-Policy of /docs: the library's own (scripts from the same origin only), made stricter: no
+ * framing at all, no <base>, no form posts, styles, fonts and images from the same origin (and data:) only, and no
+ * upgrade-insecure-requests (which would send a plain-HTTP install's requests to HTTPS).
+ */
+export function docsPolicy(libraryPolicy: string): string {
+  const directives = new Map(
+    libraryPolicy
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .filter(([name]) => name)
+      .map(([name, ...values]) => [name as string, values]),
+  );
+  directives.delete('upgrade-insecure-requests');
+  directives.set('frame-ancestors', ["'none'"]);
+  directives.set('base-uri', ["'none'"]);
+  directives.set('form-action', ["'none'"]);
+  directives.set('img-src', ["'self'", 'data:']);
+  directives.set('font-src', ["'self'", 'data:']);
+  // Styles from this origin, and the one inline style Swagger UI inserts (an upgrade that changes it fails the browser
+  // test, which reports the new hash).
+  directives.set('style-src', ["'self'", "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"]);
+  return [...directives].map(([name, values]) => [name, ...values].join(' ')).join('; ');
 }

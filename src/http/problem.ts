@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type FieldError, RateLimited } from '../domain/errors.ts';
@@ -46,6 +47,7 @@ const KINDS = {
   forbidden: { status: 403, slug: 'forbidden', title: 'Forbidden' },
   'not-found': { status: 404, slug: 'not-found', title: 'Not found' },
   'method-not-allowed': { status: 405, slug: 'method-not-allowed', title: 'Method not allowed' },
+  'request-timeout': { status: 408, slug: 'request-timeout', title: 'Request timeout' },
   conflict: { status: 409, slug: 'conflict', title: 'Conflict' },
   'precondition-failed': { status: 412, slug: 'precondition-failed', title: 'Precondition failed' },
   'payload-too-large': { status: 413, slug: 'payload-too-large', title: 'Payload too large' },
@@ -53,6 +55,7 @@ const KINDS = {
   'idempotency-mismatch': { status: 422, slug: 'idempotency-key-reused', title: 'Idempotency key reused' },
   'quota-exceeded': { status: 403, slug: 'quota-exceeded', title: 'Quota exceeded' },
   'rate-limited': { status: 429, slug: 'rate-limited', title: 'Too many requests' },
+  'headers-too-large': { status: 431, slug: 'headers-too-large', title: 'Request header fields too large' },
   internal: { status: 500, slug: 'internal', title: 'Internal error' },
   unavailable: { status: 503, slug: 'unavailable', title: 'Service unavailable' },
 } as const;
@@ -118,8 +121,14 @@ function toProblem(error: FastifyError): Problem {
       return problem('unsupported-media-type', 'The request body must be JSON, sent with Content-Type: application/json.', [
         { path: '/content-type', message: 'must be application/json', in: 'header' },
       ]);
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return problem('invalid', 'The request body is not as long as its Content-Length says.', [
+        { path: '/content-length', message: 'does not match the body', in: 'header' },
+      ]);
   }
   const status = error.statusCode ?? 500;
+  // Bodies and their headers are answered above; what else a library refuses with a 400 is the path (a static file's).
+  if (status === 400) return problem('invalid', 'The request could not be processed.', [{ path: '', message: 'is not valid' }], 'path');
   if (status >= 400 && status < 500) {
     const kind = (Object.keys(KINDS) as ProblemKind[]).find((k) => KINDS[k].status === status);
     if (kind) return problem(kind, 'The request could not be processed.');
@@ -155,4 +164,33 @@ export function registerProblemHandlers(app: FastifyInstance): void {
     unrouted(request, reply);
   });
   app.setNotFoundHandler(unrouted);
+}
+
+/**
+ * Fastify's clientErrorHandler: a request Node's HTTP parser refused before Fastify saw it (a control character in a
+ * header, a malformed request line, headers too large or too slow) is answered with a problem too. It is logged by
+ * its code alone: the error carries the request's raw bytes, which may hold a key.
+ */
+export function answerClientError(this: FastifyInstance, error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const body =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? problem('request-timeout', 'The request did not arrive in time.')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? problem('headers-too-large', 'The request headers are larger than the server reads.')
+        : problem(
+            'invalid',
+            'The request is not valid HTTP: a header holds a character no header may hold, or the request line is malformed.',
+            [{ in: 'header', path: '', message: 'is not valid HTTP' }],
+          );
+  this.log.debug({ code: error.code }, 'client error');
+  if (socket.writable) {
+    const text = JSON.stringify(body);
+    const reason = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[body.status] ?? 'Bad Request';
+    socket.write(
+      `HTTP/1.1 ${body.status} ${reason}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
+  }
+  socket.destroy();
 }

@@ -83,6 +83,9 @@ export const TemplateListQuery = Type.Object(
 
 export const PageQuery = Type.Object(paging, { additionalProperties: false });
 
+/** The query of an operation that takes no parameters: any parameter is refused by name, as everywhere else. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 /** Cursors are opaque to clients; inside, one is a position in the newest-first order. */
 const encodeCursor = (position: number) => Buffer.from(`p${position}`).toString('base64url');
 

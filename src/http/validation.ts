@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { escapePointer, type FieldError } from '../domain/errors.ts';
 import { IMAGE_REFERENCE_PATTERN, imageReferenceProblem } from '../domain/image-reference.ts';
@@ -37,7 +37,7 @@ export function validatorCompiler(shared: TSchema[]): FastifySchemaCompiler<TSch
   const bodies = validator({ coerceTypes: false, schemas: shared });
   const texts = validator({ coerceTypes: true, schemas: shared });
   return ({ schema, httpPart }) => {
-    if (httpPart !== 'body') return texts.compile(schema);
+    if (httpPart !== 'body') return decimalIntegers(schema, texts.compile(schema));
     const validate = bodies.compile(schema);
     const resolved = (schema.$ref ? bodies.getSchema(schema.$ref)?.schema : schema) as TSchema;
     const guarded = (data: unknown) => {
@@ -50,6 +50,27 @@ export function validatorCompiler(shared: TSchema[]): FastifySchemaCompiler<TSch
     guarded.errors = [] as ErrorObject[];
     return guarded;
   };
+}
+
+/**
+ * Validates query or path text where an integer is written in decimal digits only, with an optional "-": Ajv's
+ * coercion would take "1e400" as Infinity (and let it past every bound), "0x10" as 16 and " 5" as 5.
+ */
+function decimalIntegers(schema: TSchema, validate: ValidateFunction): ValidateFunction {
+  const integers = Object.entries((schema.properties ?? {}) as Record<string, { type?: unknown }>)
+    .filter(([, property]) => property.type === 'integer')
+    .map(([name]) => name);
+  if (integers.length === 0) return validate;
+  const guarded = ((data: Record<string, unknown>) => {
+    const errors: ErrorObject[] = integers
+      .filter((name) => typeof data?.[name] === 'string' && !/^-?[0-9]+$/.test(data[name] as string))
+      .map((name) => ({ instancePath: `/${escapePointer(name)}`, schemaPath: '', keyword: 'type', params: { type: 'integer' } }));
+    const valid = validate(data);
+    guarded.errors = [...errors, ...(validate.errors ?? [])];
+    return valid && errors.length === 0;
+  }) as ValidateFunction;
+  guarded.errors = null;
+  return guarded;
 }
 
 /**

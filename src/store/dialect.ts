@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -124,6 +124,30 @@ function translatingErrors(dialect: Dialect, isUnavailable: (error: unknown) => 
 
 const sqliteUnavailable = (e: unknown) => code(e) === 'SQLITE_BUSY' || code(e) === 'SQLITE_CANTOPEN' || code(e) === 'SQLITE_IOERR';
 
+/**
+ * Creates the database's folder (0700, and any missing folder above it) and file (0600) if they don't exist yet: the
+ * file holds every template's env values, and SQLite gives the -wal and -shm files it makes the database file's mode.
+ * A folder or file that exists keeps its mode: the operator chose it (`sqliteFilesOpenToOthers` tells).
+ */
+function createPrivately(file: string): void {
+  mkdirSync(dirname(resolve(file)), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(file, 'wx', 0o600));
+  } catch (error) {
+    if (code(error) !== 'EEXIST') throw error;
+  }
+}
+
+/** The SQLite database's files (the database, -wal, -shm) that other users may read or write: their paths and modes. */
+export function sqliteFilesOpenToOthers(databaseUrl: string): { path: string; mode: string }[] {
+  const file = sqliteFile(databaseUrl);
+  if (file === undefined || file === ':memory:') return [];
+  return [file, `${file}-wal`, `${file}-shm`].flatMap((path) => {
+    const mode = existsSync(path) ? statSync(path).mode & 0o777 : 0;
+    return mode & 0o077 ? [{ path, mode: mode.toString(8).padStart(4, '0') }] : [];
+  });
+}
+
 /** A connection to the SQLite file, set up as every connection to it must be. */
 function openSqlite(file: string, options: SQLite.Options = {}): SQLite.Database {
   const database = new SQLite(file, options);
@@ -156,7 +180,7 @@ function keepingStatements(database: SQLite.Database) {
 }
 
 export function sqliteDialect(file: string): SqlDialect {
-  if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
+  if (file !== ':memory:') createPrivately(file);
   const database = openSqlite(file);
   const cached = keepingStatements(database);
   return {

@@ -64,12 +64,9 @@ forEachDialect('API keys at rest and in logs', (dialect) => {
     await new Promise((r) => setTimeout(r, 200));
     const logs = server.stdout() + server.stderr();
     assert.ok(logs.split('\n').length > 10, 'there are logs to scan');
-    for (const secret of [alice, bob]) {
-      // A key sent where a key doesn't belong (a name, a search) is the caller's data, logged as a URL at most;
-      // the Authorization header itself is never logged.
-      const lines = logs.split('\n').filter((line) => line.includes(secret.slice(3)));
-      for (const line of lines) assert.ok(!/authorization/i.test(line), `a log line with an Authorization header: ${line.slice(0, 200)}`);
-    }
+    // Not even a key sent where a key doesn't belong (a name, a search): bodies are not logged, URLs are redacted
+    // (test/reliability/logs.test.ts).
+    for (const secret of [alice, bob]) assert.equal(logs.includes(secret.slice(3)), false, 'a log line holds a key');
     assert.equal(/authorization/i.test(logs), false, 'no Authorization header in any log line');
     assert.equal(logs.includes(`Bearer ${alice}`), false);
   });

@@ -67,97 +67,282 @@ export const validCreate = fc.record({ name, imageName, ...optionalFields }, { r
 const { category: _c, isServerless: _s, ...updatable } = optionalFields;
 export const validUpdate = fc.record({ name, imageName, ...updatable }, { requiredKeys: [] });
 
-/** Values that are wrong for a field: of another JSON type, or beyond a bound. */
-export const wrongValues: Record<string, fc.Arbitrary<unknown>> = (() => {
-  const notString = fc.oneof(
+/** JSON text sent as it is: numbers JSON.stringify can't write (1e400 is Infinity, then null), nesting too deep to build. */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+/** `value` as the JSON text of a body, with each RawJson in it written as it is. */
+export function jsonText(value: unknown): string {
+  const raws: string[] = [];
+  const text = JSON.stringify(value, (_key, v) => (v instanceof RawJson ? `\u0001raw-json-${raws.push(v.text) - 1}\u0001` : v));
+  return text.replace(/"\\u0001raw-json-([0-9]+)\\u0001"/g, (_, i: string) => raws[Number(i)] as string);
+}
+
+/** Characters no text may hold: NUL, and UTF-16 surrogates without their pair. */
+export const UNSTORABLE = ['\u0000', '\ud800', '\udbff', '\udc00', '\udfff', '\ud83d'] as const;
+
+/** Plain text with one unstorable character somewhere in it. */
+export const hostileText = fc
+  .tuple(fc.string({ maxLength: 12 }), fc.constantFrom(...UNSTORABLE), fc.string({ maxLength: 12 }))
+  .map(([before, bad, after]) => before + bad + after);
+
+/** Numbers no field accepts: beyond every bound, or beyond a double (they parse as Infinity). */
+export const hugeNumber = fc
+  .constantFrom('1e400', '-1e400', '1e309', '123456789012345678901234567890', '9007199254740993', '1e20', '-1e20', '4e9')
+  .map((text) => new RawJson(text));
+
+/** Numbers with a fraction, as JSON text: an integer field takes none of them. */
+export const fraction = fc.oneof(
+  fc.constantFrom('0.5', '1.5', '-0.5', '1.0000000000000002', '4.9e-324', '2.55e1').map((text) => new RawJson(text)),
+  fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }).filter((d) => !Number.isInteger(d)),
+);
+
+/** A value nested deeper than any field goes (thousands of levels), around something harmless or hostile. */
+export const deepNesting = fc
+  .tuple(
+    fc.integer({ min: 2, max: 30_000 }),
+    fc.constantFrom('array', 'object'),
+    fc.constantFrom('1', '"x"', '{}', '{"__proto__":1}', '{"constructor":{"prototype":{}}}', '"\\u0000"', '"\\ud800"', '{"\\udc00":1}'),
+  )
+  .map(([depth, kind, inner]) =>
+    kind === 'array'
+      ? new RawJson(`${'['.repeat(depth)}${inner}${']'.repeat(depth)}`)
+      : new RawJson(`${'{"a":'.repeat(depth)}${inner}${'}'.repeat(depth)}`),
+  );
+
+// Wrong values, by kind: of another JSON type, beyond a bound, unstorable text, numbers JSON can hold but no field
+// takes, nesting deeper than any field goes.
+const notString = fc.oneof(
+  fc.integer(),
+  fc.double({ noNaN: true }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.string(), { maxLength: 2 }),
+  fc.object({ maxDepth: 1 }),
+  hugeNumber,
+  deepNesting,
+);
+const notInteger = fc.oneof(
+  fc.string(),
+  fc.boolean(),
+  fc.constant(null),
+  fraction,
+  hugeNumber.filter((n) => n.text.startsWith('1e4') || n.text.startsWith('-1e4') || n.text === '1e309'),
+  fc.array(fc.integer(), { maxLength: 2 }),
+  fc.object({ maxDepth: 1 }),
+  deepNesting,
+);
+const notNumber = fc.oneof(
+  fc.string(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constantFrom('1e400', '-1e400', '1e309').map((text) => new RawJson(text)),
+  fc.array(fc.integer(), { maxLength: 2 }),
+  fc.object({ maxDepth: 1 }),
+  deepNesting,
+);
+const notBoolean = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.constant(null),
+  fc.array(fc.boolean(), { maxLength: 2 }),
+  fc.object({ maxDepth: 1 }),
+  hugeNumber,
+  deepNesting,
+);
+const notStringArray = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.object({ maxDepth: 1 }),
+  fc.array(fc.oneof(fc.integer(), fc.boolean(), fc.constant(null)), { minLength: 1, maxLength: 3 }),
+  hostileText.map((t) => [t]),
+  deepNesting,
+);
+/** An integer field bounded by [min, max]: any value that is not one of those integers. */
+const outside = (min: number, max: number) =>
+  fc.oneof(notInteger, hugeNumber, fc.integer({ max: min - 1 }), fc.integer({ min: max + 1, max: max + 1_000_000 }));
+const badName = fc.oneof(
+  notString,
+  fc.constant(''),
+  fc.constant('   '),
+  fc.string({ minLength: 256, maxLength: 400 }).filter((s) => s.trim().length > 255),
+  fc.constantFrom('a\u0000b', 'ta\tb', 'new\nline'),
+  hostileText,
+);
+
+/** Values that are wrong for a field of a template body. */
+export const wrongValues: Record<string, fc.Arbitrary<unknown>> = {
+  name: badName,
+  imageName: fc.oneof(
+    notString,
+    fc.constant(''),
+    fc.constantFrom('UPPER/case', 'a b', 'ubuntu:', ':tag', 'a//b', 'ubuntu@sha256:xyz', `ubuntu:${'t'.repeat(129)}`),
+    fc.string({ minLength: 1025, maxLength: 1100 }),
+    hostileText,
+  ),
+  category: fc.oneof(
+    notString,
+    fc.string().filter((s) => !['NVIDIA', 'AMD', 'CPU'].includes(s)),
+    hostileText,
+  ),
+  containerDiskInGb: outside(1, 16384),
+  volumeInGb: outside(0, 16384),
+  volumeMountPath: fc.oneof(
+    notString,
+    fc.constantFrom('/', '//', 'relative', '/a/../b', '/..', '', '/.', '/./', '/a/./b', '/a//b', '/a/', '//a', '/a/.'),
+    fc.string({ minLength: 1 }).filter((s) => !s.startsWith('/')),
+    hostileText.map((t) => `/mnt/${t}`),
+  ),
+  containerRegistryAuthId: fc.oneof(
     fc.integer(),
-    fc.double({ noNaN: true }),
     fc.boolean(),
+    fc.array(fc.string(), { maxLength: 1 }),
+    fc.string({ minLength: 129, maxLength: 200 }),
+    hostileText,
+    hugeNumber,
+    deepNesting,
+  ),
+  dockerEntrypoint: fc.oneof(notStringArray, fc.array(fc.constant('x'), { minLength: 65, maxLength: 70 })),
+  dockerStartCmd: fc.oneof(notStringArray, fc.constant(['x'.repeat(4097)])),
+  env: fc.oneof(
+    fc.string(),
+    fc.integer(),
     fc.constant(null),
     fc.array(fc.string(), { maxLength: 2 }),
-    fc.object({ maxDepth: 1 }),
-  );
-  const notInteger = fc.oneof(
-    fc.string(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d)),
-    fc.array(fc.integer(), { maxLength: 2 }),
-    fc.object({ maxDepth: 1 }),
-  );
-  const notBoolean = fc.oneof(
-    fc.string(),
-    fc.integer(),
-    fc.constant(null),
-    fc.array(fc.boolean(), { maxLength: 2 }),
-    fc.object({ maxDepth: 1 }),
-  );
-  const notStringArray = fc.oneof(
-    fc.string(),
-    fc.integer(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.object({ maxDepth: 1 }),
-    fc.array(fc.oneof(fc.integer(), fc.boolean(), fc.constant(null)), { minLength: 1, maxLength: 3 }),
-  );
-  return {
-    name: fc.oneof(
-      notString,
-      fc.constant(''),
-      fc.constant('   '),
-      fc.string({ minLength: 256, maxLength: 400 }).filter((s) => s.trim().length > 255),
-      fc.constantFrom('a\u0000b', 'ta\tb', 'new\nline'),
-    ),
-    imageName: fc.oneof(
-      notString,
-      fc.constant(''),
-      fc.constantFrom('UPPER/case', 'a b', 'ubuntu:', ':tag', 'a//b', 'ubuntu@sha256:xyz', `ubuntu:${'t'.repeat(129)}`),
-      fc.string({ minLength: 1025, maxLength: 1100 }),
-    ),
-    category: fc.oneof(
-      notString,
-      fc.string().filter((s) => !['NVIDIA', 'AMD', 'CPU'].includes(s)),
-    ),
-    containerDiskInGb: fc.oneof(notInteger, fc.integer({ max: 0 }), fc.integer({ min: 16385 })),
-    volumeInGb: fc.oneof(notInteger, fc.integer({ max: -1 }), fc.integer({ min: 16385 })),
-    volumeMountPath: fc.oneof(
-      notString,
-      fc.constantFrom('/', '//', 'relative', '/a/../b', '/..', ''),
-      fc.string({ minLength: 1 }).filter((s) => !s.startsWith('/')),
-    ),
-    containerRegistryAuthId: fc.oneof(
-      fc.integer(),
-      fc.boolean(),
-      fc.array(fc.string(), { maxLength: 1 }),
-      fc.string({ minLength: 129, maxLength: 200 }),
-    ),
-    dockerEntrypoint: fc.oneof(notStringArray, fc.array(fc.constant('x'), { minLength: 65, maxLength: 70 })),
-    dockerStartCmd: fc.oneof(notStringArray, fc.constant(['x'.repeat(4097)])),
-    env: fc.oneof(
-      fc.string(),
-      fc.integer(),
-      fc.constant(null),
-      fc.array(fc.string(), { maxLength: 2 }),
-      fc.stringMatching(/^[0-9-][A-Za-z0-9-]{0,10}$/).map((k) => ({ [k]: 'v' })),
-      fc.oneof(fc.integer(), fc.boolean(), fc.constant(null)).map((v) => ({ OK_NAME: v })),
-    ),
-    ports: fc.oneof(
-      notStringArray,
-      fc.constantFrom(['0/tcp'], ['65536/http'], ['80/udp'], ['80'], ['http/80'], ['80/http', '80/http'], [' 80/http']),
-      fc.integer({ min: 65536, max: 999999 }).map((n) => [`${n}/tcp`]),
-    ),
-    readme: fc.oneof(
-      notString,
-      fc.integer({ min: 102401, max: 300000 }).map((n) => 'r'.repeat(n)),
-    ),
-    isPublic: notBoolean,
-    isServerless: notBoolean,
-  };
-})();
+    fc.stringMatching(/^[0-9-][A-Za-z0-9-]{0,10}$/).map((k) => ({ [k]: 'v' })),
+    fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), hugeNumber, deepNesting).map((v) => ({ OK_NAME: v })),
+    hostileText.map((t) => ({ OK_NAME: t })),
+    hostileText.map((t) => ({ [t]: 'v' })),
+    deepNesting,
+  ),
+  ports: fc.oneof(
+    notStringArray,
+    fc.constantFrom(['0/tcp'], ['65536/http'], ['80/udp'], ['80'], ['http/80'], ['80/http', '80/http'], [' 80/http']),
+    fc.integer({ min: 65536, max: 999999 }).map((n) => [`${n}/tcp`]),
+  ),
+  readme: fc.oneof(
+    notString,
+    fc.integer({ min: 102401, max: 300000 }).map((n) => 'r'.repeat(n)),
+    hostileText.map((t) => `# Readme\n\n${t}`),
+  ),
+  isPublic: notBoolean,
+  isServerless: notBoolean,
+};
+
+/** A valid id's shape, as path parameters and references take them. */
+export const idLike = fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/);
+
+/** A valid `POST /v1/endpoints` body, for the template `templateId`. */
+export const validEndpoint = (templateId: fc.Arbitrary<string>) =>
+  fc
+    .record({ name, templateId, workersMin: fc.integer({ min: 0, max: 1000 }), workersMax: fc.integer({ min: 1, max: 1000 }) })
+    .map((b) => ({ ...b, workersMax: Math.max(b.workersMin, b.workersMax, 1) }))
+    .chain((b) =>
+      fc.constantFrom<{ name: string; templateId: string; workersMin?: number; workersMax?: number }>(b, {
+        name: b.name,
+        templateId: b.templateId,
+      }),
+    );
+
+export const wrongEndpointValues: Record<string, fc.Arbitrary<unknown>> = {
+  name: badName,
+  templateId: fc.oneof(notString, fc.constant(''), fc.string({ minLength: 65, maxLength: 100 }), hostileText),
+  workersMin: outside(0, 1000),
+  workersMax: outside(1, 1000),
+};
+
+/** A valid `POST /v1/containerregistryauth` body; its name is made unique by the caller. */
+export const validRegistryAuth = fc.record({
+  name,
+  username: fc.string({ minLength: 1, maxLength: 60 }).filter((s) => !CONTROL.test(s)),
+  password: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 200 }),
+});
+
+export const wrongRegistryAuthValues: Record<string, fc.Arbitrary<unknown>> = {
+  name: badName,
+  username: fc.oneof(
+    notString,
+    fc.constant(''),
+    fc.string({ minLength: 256, maxLength: 300 }),
+    fc.constantFrom('a\tb', 'a\nb'),
+    hostileText,
+  ),
+  password: fc.oneof(notString, fc.constant(''), fc.constant('p'.repeat(16385)), fc.constant('é'.repeat(8193)), hostileText),
+};
+
+/** A valid usage report; each one's usageId is made unique by the caller. */
+export const validUsage = fc.record({
+  usageId: fc.stringMatching(/^[A-Za-z0-9._:-]{1,100}$/),
+  runtimeInMin: fc.integer({ min: 0, max: 1_000_000_000 }),
+  earned: fc.oneof(fc.double({ min: 0, max: 1_000_000_000, noNaN: true }), fc.integer({ min: 0, max: 1_000_000_000 })),
+});
+
+export const wrongUsageValues: Record<string, fc.Arbitrary<unknown>> = {
+  usageId: fc.oneof(
+    notString,
+    fc.constant(''),
+    fc.string({ minLength: 129, maxLength: 200 }),
+    fc.constantFrom('a b', 'a/b', 'é', 'a\nb'),
+    hostileText,
+  ),
+  runtimeInMin: outside(0, 1_000_000_000),
+  earned: fc.oneof(notNumber, fc.double({ max: -Number.MIN_VALUE, noNaN: true }), fc.double({ min: 1_000_000_001, noNaN: true })),
+};
+
+export const wrongRollbackValues: Record<string, fc.Arbitrary<unknown>> = {
+  revision: outside(1, 2 ** 31 - 1),
+};
+
+/** A valid progress report of a release. */
+export const validProgress = fc
+  .record({
+    status: fc.constantFrom('rolling', 'completed', 'failed'),
+    workersUpdated: fc.integer({ min: 0, max: 100_000 }),
+    workersTotal: fc.integer({ min: 0, max: 100_000 }),
+  })
+  .map((p) => ({ ...p, workersUpdated: Math.min(p.workersUpdated, p.workersTotal) }));
+
+export const wrongProgressValues: Record<string, fc.Arbitrary<unknown>> = {
+  status: fc.oneof(notString, fc.constantFrom('pending', 'superseded', 'ROLLING', ''), hostileText),
+  workersUpdated: outside(0, 100_000),
+  workersTotal: outside(0, 100_000),
+};
 
 /** A field name no schema knows. */
 export const unknownField = fc
-  .string({ minLength: 1, maxLength: 20 })
+  .oneof(fc.string({ minLength: 1, maxLength: 20 }), hostileText)
   .filter((s) => !(s in wrongValues) && !['__proto__', 'constructor', 'prototype'].includes(s));
+
+/**
+ * Text as it would be percent-encoded in a URL, where a lone surrogate is written as the bytes it would have in
+ * UTF-8 if it had any (%ED%A0%80): invalid UTF-8, which is how such text reaches a server.
+ */
+export function percentEncode(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    const paired =
+      (unit >= 0xd800 && unit <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) ||
+      (unit >= 0xdc00 && unit <= 0xdfff && (text.charCodeAt(i - 1) & 0xfc00) === 0xd800);
+    if (unit >= 0xd800 && unit <= 0xdfff && !paired) {
+      out += [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)]
+        .map((b) => `%${b.toString(16).toUpperCase()}`)
+        .join('');
+    } else if (unit >= 0xd800 && unit <= 0xdbff) {
+      out += encodeURIComponent(text.slice(i, i + 2));
+      i++;
+    } else {
+      // Also the characters encodeURIComponent leaves, which a URL parser may escape on its own ("'" in a query).
+      out += encodeURIComponent(text[i] as string).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+    }
+  }
+  return out;
+}
+
+/** Percent-encodings that are not UTF-8: a lone byte, an overlong form, a surrogate, past U+10FFFF, cut short, not hex. */
+export const badPercentEncoding = fc.constantFrom('%FF', '%C0%AF', '%ED%A0%80', '%ED%BF%BF', '%F4%90%80%80', '%E0%A4%A', '%', '%zz', '%C3');
 
 export { escapePointer } from '../../src/domain/errors.ts';

@@ -37,6 +37,26 @@ const XSS_README = [
 
 const REGISTRY_PASSWORD = 'ghp_browser-sentinel-5a1e';
 
+// Links that must go nowhere, whatever browsers make of them, and links that may stay.
+const HOSTILE_LINKS = {
+  'markdown backslash': '[markdown backslash](/\\evil.example/)',
+  'html backslash': '<a href="/\\evil.example/">html backslash</a>',
+  'double backslash': '<a href="\\\\evil.example">double backslash</a>',
+  'protocol-relative': '<a href="//evil.example">protocol-relative</a>',
+  'markdown protocol-relative': '[markdown protocol-relative](//evil.example/x)',
+  'slash tab slash': '<a href="/&#9;/evil.example">slash tab slash</a>',
+  'spaced backslash': '<a href="  /\\evil.example">spaced backslash</a>',
+  javascript: '<a href="javascript:window.__xss=1">javascript</a>',
+  'split javascript': '<a href="java&#x09;script:window.__xss=1">split javascript</a>',
+  data: '<a href="data:text/html,<h1>evil</h1>">data</a>',
+  'other scheme': '<a href="ftp://evil.example/">other scheme</a>',
+};
+const LINKS_README = [
+  '# Links',
+  ...Object.values(HOSTILE_LINKS),
+  '[fragment](#usage) [docs](/docs) [relative](setup.md) [site](https://example.com) [mail](mailto:ops@example.com)',
+].join('\n\n');
+
 const NOTEBOOK_README = `# PyTorch notebook
 
 A **Jupyter** notebook with PyTorch.
@@ -522,6 +542,96 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await page.locator('p.muted').filter({ hasText: 'You have no registry credentials.' }).waitFor();
     assert.match((await page.locator('#status').textContent()) ?? '', /Removed ghcr/);
     assert.deepEqual(await api(keys.alice, 'GET', '/v1/containerregistryauth'), []);
+  });
+
+  test('readme links go to http(s), mailto, a fragment or this origin only: none of the others leaves the site', async () => {
+    const offSite: string[] = [];
+    context.on('request', (request) => {
+      if (new URL(request.url()).hostname === 'evil.example') offSite.push(request.url());
+    });
+    await context.route(/evil\.example/, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>evil</h1>' }));
+    const links = await api(keys.alice, 'POST', '/v1/templates', {
+      name: 'hostile links',
+      imageName: 'acme/links:1',
+      readme: LINKS_README,
+    });
+    const errorsBefore = consoleErrors.length;
+    const readmePage = `${server.url}/#/t/${links.id}`;
+    await page.goto(readmePage);
+    await heading('hostile links').waitFor();
+    const readme = page.locator('.readme');
+    await readme.getByText('mail', { exact: true }).waitFor();
+    const hrefs = Object.fromEntries(
+      await readme.locator('a').evaluateAll((links) => links.map((a) => [a.textContent, a.getAttribute('href')])),
+    );
+    assert.deepEqual(hrefs, {
+      // marked writes the backslash of a Markdown link as %5C: a path on this origin, not a way off it.
+      'markdown backslash': `${server.url}/%5Cevil.example/`,
+      'html backslash': null,
+      'double backslash': null,
+      'protocol-relative': null,
+      'markdown protocol-relative': null,
+      'slash tab slash': null,
+      'spaced backslash': null,
+      javascript: null,
+      'split javascript': null,
+      data: null,
+      'other scheme': null,
+      fragment: '#usage',
+      docs: `${server.url}/docs`,
+      relative: `${server.url}/setup.md`,
+      site: 'https://example.com/',
+      mail: 'mailto:ops@example.com',
+    });
+    await shot('17-readme-links');
+    for (const name of Object.keys(HOSTILE_LINKS)) {
+      await readme.getByText(name, { exact: true }).click();
+      assert.equal(new URL(page.url()).origin, server.url, `${name} stayed on the site`);
+      if (page.url() !== readmePage) {
+        await page.goto(readmePage);
+        await readme.getByText('mail', { exact: true }).waitFor();
+      }
+    }
+    assert.deepEqual(offSite, [], 'no request left for evil.example');
+    assert.equal(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), undefined);
+    // The one link that went anywhere went to this origin's 404.
+    const during = consoleErrors.splice(errorsBefore);
+    assert.ok(
+      during.every((text) => /status of 404/.test(text)),
+      during.join('\n'),
+    );
+    const removed = await fetch(`${server.url}/v1/templates/${links.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${keys.alice}` },
+    });
+    assert.equal(removed.status, 204);
+  });
+
+  test('the API reference at /docs works under its Content-Security-Policy, and no page may frame it', async () => {
+    const errorsBefore = consoleErrors.length;
+    await page.goto(`${server.url}/docs`);
+    await page.locator('.swagger-ui .info .title').filter({ hasText: 'Podplate' }).waitFor();
+    await page.locator('.opblock-summary-path').filter({ hasText: '/v1/templates/{templateId}/rollback' }).first().waitFor();
+    await shot('18-docs');
+    assert.deepEqual(consoleErrors.splice(errorsBefore), [], 'no Content-Security-Policy violation, no error');
+
+    // Framed by a page of its own origin (the UI, whose policy allows same-origin frames), /docs refuses to show.
+    await page.goto(`${server.url}/`);
+    await page.locator('main h1').first().waitFor();
+    const refused = page.waitForEvent('console', (message) => /frame-ancestors 'none'/.test(message.text()));
+    await page.evaluate((url) => {
+      const frame = document.createElement('iframe');
+      frame.id = 'framed';
+      frame.src = url;
+      document.body.append(frame);
+    }, `${server.url}/docs`);
+    await refused;
+    assert.equal(await page.frameLocator('#framed').locator('.swagger-ui').count(), 0);
+    const during = consoleErrors.splice(errorsBefore);
+    assert.ok(
+      during.every((text) => /frame-ancestors 'none'/.test(text)),
+      during.join('\n'),
+    );
   });
 
   test('sign out forgets the key; it was never in a URL; the page raised no error (no CSP violation)', async () => {

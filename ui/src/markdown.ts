@@ -5,15 +5,35 @@ import { marked } from 'marked';
 // before it touches the page. Scripts, event handlers, styles, forms and frames are dropped; links keep only safe
 // schemes and never get the opener. The page's Content-Security-Policy is the second wall.
 
-const SAFE_LINK = /^(?:https?:|mailto:|#|\/(?!\/))/i;
 const SAFE_IMAGE = /^(?:https:|data:image\/(?:png|gif|jpeg|webp);)/i;
+
+/**
+ * Where a readme link may go, as the browser will read it: an http(s) or mailto URL it names outright, a fragment,
+ * or a path on this origin. The rest (javascript: and other schemes, and relative-looking links that leave the
+ * origin: "//evil.example", and "/\evil.example" or "\\evil.example", which browsers read the same) go nowhere.
+ * A link kept is written out resolved, so that it goes exactly where it was checked to go.
+ */
+function safeHref(href: string): { href: string; newTab: boolean } | undefined {
+  if (href.startsWith('#')) return { href, newTab: false };
+  let url: URL;
+  try {
+    url = new URL(href, window.location.href);
+  } catch {
+    return undefined;
+  }
+  if (url.origin === window.location.origin) return { href: url.href, newTab: false };
+  const named = /^(?:https?|mailto):/i.test(href) && ['http:', 'https:', 'mailto:'].includes(url.protocol);
+  return named ? { href: url.href, newTab: url.protocol !== 'mailto:' } : undefined;
+}
 
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A') {
-    const href = node.getAttribute('href')?.trim() ?? '';
-    if (!SAFE_LINK.test(href)) node.removeAttribute('href');
+    const href = node.getAttribute('href');
+    const safe = href === null ? undefined : safeHref(href.trim());
+    if (safe) node.setAttribute('href', safe.href);
+    else node.removeAttribute('href');
     node.setAttribute('rel', 'noopener noreferrer nofollow');
-    if (/^https?:/i.test(href)) node.setAttribute('target', '_blank');
+    if (safe?.newTab) node.setAttribute('target', '_blank');
   }
   if (node.tagName === 'IMG') {
     const src = node.getAttribute('src')?.trim() ?? '';
