@@ -174,7 +174,11 @@ export interface paths {
         delete: operations["DeleteEndpoint"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update an endpoint
+         * @description A partial update by the owner: absent fields keep their value. `templateId` rebinds the endpoint under the rules of a create (a Serverless template of the caller's own, not bound elsewhere): the old template is unbound and a rolling release to the new one starts (the endpoint's `version` moves on). A change of `name` or workers starts no release; an update that changes nothing writes nothing. The server-set fields of a GET may be sent back with their current values.
+         */
+        patch: operations["UpdateEndpoint"];
         trace?: never;
     };
     "/v1/endpoints/{endpointId}/releases": {
@@ -211,6 +215,26 @@ export interface paths {
          * @description The orchestrator reports how far a release has rolled: `rolling` with counts, then `completed` or `failed`. A completed, failed or superseded release changes no more (409).
          */
         post: operations["ReportReleaseProgress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the caller is
+         * @description The caller's account (id, name, role) and the key the request used: what `podplate whoami` shows.
+         */
+        get: operations["GetMe"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -424,6 +448,25 @@ export interface components {
              */
             workersMin?: number;
         };
+        /** EndpointUpdateInput */
+        EndpointUpdateInput: {
+            /** @description Read-only: accepted only with its current value. */
+            createdAt?: string;
+            /** @description Read-only: accepted only with its current value. */
+            id?: string;
+            /** @description New name of the endpoint, unique among the endpoints of its owner. Surrounding white space is trimmed. */
+            name?: string;
+            /** @description Rebinds the endpoint to another Serverless template of your own, not bound to another endpoint; the old template is unbound and a rolling release to the new one starts. */
+            templateId?: string;
+            /** @description Read-only: accepted only with its current value. */
+            updatedAt?: string;
+            /** @description Read-only: accepted only with its current value. */
+            version?: number;
+            /** @description Most workers running at once; at least workersMin. */
+            workersMax?: number;
+            /** @description Workers kept running at all times. */
+            workersMin?: number;
+        };
         /** FieldChange */
         FieldChange: {
             /** @description The name of the field. */
@@ -432,6 +475,26 @@ export interface components {
             from: unknown;
             /** @description A value of the field. */
             to: unknown;
+        };
+        /** Me */
+        Me: {
+            /** @description The id of the caller’s account. */
+            accountId: string;
+            /** @description The name of the caller’s account. */
+            accountName: string;
+            /** @description Whether the key is a platform key: its templates are official. */
+            isPlatform: boolean;
+            /**
+             * Format: date-time
+             * @description When the key was made.
+             */
+            keyCreatedAt: string;
+            /** @description The id of the API key the request used (as revisions record it). */
+            keyId: string;
+            /** @description The first characters of the key, to tell keys apart. */
+            keyPrefix: string;
+            /** @description The role the key acts with. */
+            role: "user" | "platform";
         };
         /** Problem */
         Problem: {
@@ -1641,6 +1704,111 @@ export interface operations {
             };
         };
     };
+    UpdateEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ID of the endpoint. */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description The endpoint after the update. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     ListEndpointReleases: {
         parameters: {
             query?: {
@@ -1808,6 +1976,68 @@ export interface operations {
             /** @description Unsupported media type */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    GetMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -64,6 +64,24 @@ export class AccountRepository {
       .execute();
   }
 
+  /** The key with that id and its account, as `GET /me` shows them. */
+  async findKey(id: string): Promise<(ApiKeyInfo & { accountId: string }) | undefined> {
+    return this.core.db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select([
+        'api_keys.id as id',
+        'accounts.id as accountId',
+        'accounts.name as account',
+        'accounts.role as role',
+        'api_keys.prefix as prefix',
+        'api_keys.created_at as createdAt',
+        'api_keys.revoked_at as revokedAt',
+      ])
+      .where('api_keys.id', '=', id)
+      .executeTakeFirst();
+  }
+
   /** Revokes a key that is not revoked yet; false when there is no such active key. */
   async revokeKey(id: string, at: string): Promise<boolean> {
     const result = await this.core.db
