@@ -6,7 +6,7 @@ import { Me } from './domain/account.ts';
 import { Endpoint, EndpointCreate, EndpointUpdate } from './domain/endpoint.ts';
 import { RegistryAuth, RegistryAuthCreate, RegistryAuthCredentials } from './domain/registry-auth.ts';
 import { FieldChangeSchema, Revision, RollbackInput } from './domain/revision.ts';
-import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
+import { Template, TemplateCreate, TemplateListItem, TemplateUpdate } from './domain/template.ts';
 import { UsageReport } from './domain/usage.ts';
 import { authenticate } from './http/auth.ts';
 import { registerJsonParser } from './http/json.ts';
@@ -47,6 +47,7 @@ export const BODY_LIMIT = 1024 * 1024;
 const MAX_PARAM_LENGTH = 200;
 const SHARED_SCHEMAS = [
   Template,
+  TemplateListItem,
   TemplateCreate,
   TemplateUpdate,
   FieldChangeSchema,

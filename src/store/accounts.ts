@@ -19,6 +19,12 @@ export class AccountRepository {
     return row;
   }
 
+  /** The name of account `id` (account names never change). */
+  async nameOf(id: string): Promise<string | undefined> {
+    const row = await this.core.db.selectFrom('accounts').select('name').where('id', '=', id).executeTakeFirst();
+    return row?.name;
+  }
+
   async insertKey(key: ApiKeyRecord): Promise<void> {
     await this.core.db
       .insertInto('api_keys')
