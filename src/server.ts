@@ -89,7 +89,11 @@ export function openStore(config: Config, poolSize = config.DB_POOL_SIZE): Store
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectionTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
   });
-  return Store.open(dialect, { transactionTimeoutMs: config.DB_TRANSACTION_TIMEOUT_MS });
+  return Store.open(
+    dialect,
+    { transactionTimeoutMs: config.DB_TRANSACTION_TIMEOUT_MS },
+    { maxBytes: config.CACHE_MAX_MB * 1024 * 1024, maxKeys: config.CACHE_MAX_KEYS },
+  );
 }
 
 /** The process: config, logger, database, listen, and a graceful shutdown on SIGTERM/SIGINT. */
@@ -97,8 +101,9 @@ export async function serve(config: Config = readConfig()): Promise<void> {
   const keyring = secretsKeyring(config);
   const store = openStore(config);
   await migrateWhenReachable(store);
+  // The read cache, invalidated by the database's own change signal (on PostgreSQL, a connection that LISTENs).
+  await store.startCache();
   const registry = new Registry(store, {
-    keyCacheTtlMs: config.KEY_CACHE_TTL_MS,
     authFailuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
     quotas: {
       templates: config.QUOTA_TEMPLATES_PER_ACCOUNT,

@@ -13,8 +13,6 @@ import { Templates } from './templates.ts';
 export type { DatabaseFigures };
 
 export interface RegistryOptions {
-  /** How long a key lookup is cached: the longest a key revoked elsewhere may still be accepted. */
-  keyCacheTtlMs: number;
   /** Per account; 0 turns one off. */
   quotas?: Quotas;
   /** Failed authentications one client address may make a minute before they are answered 429; 0 turns it off. */
@@ -42,13 +40,13 @@ export class Registry {
 
   constructor(
     private readonly store: Store,
-    options: RegistryOptions,
+    options: RegistryOptions = {},
   ) {
     this.templates = new Templates(store, options.quotas ?? NO_QUOTAS);
     this.endpoints = new Endpoints(store, options.quotas ?? NO_QUOTAS);
     this.releases = new Releases(store);
     this.limits = new Limits(store.shared ? store.rateBuckets : undefined);
-    this.keys = new Keys(store, options.keyCacheTtlMs, this.limits, options.authFailuresPerMinute ?? 0);
+    this.keys = new Keys(store, this.limits, options.authFailuresPerMinute ?? 0);
     const keyring = () => {
       if (!options.keyring) throw new Error('This registry was made without the keys that seal secrets (RegistryOptions.keyring).');
       return options.keyring;
