@@ -111,6 +111,7 @@ export async function serve(config: Config = readConfig()): Promise<void> {
       endpoints: config.QUOTA_ENDPOINTS_PER_ACCOUNT,
     },
     keyring,
+    outboxRetentionDays: config.OUTBOX_RETENTION_DAYS,
   });
   try {
     await registry.secrets.checkKey();
@@ -145,19 +146,16 @@ export async function serve(config: Config = readConfig()): Promise<void> {
       )
     : undefined;
   if (!deliverer) app.log.warn('RELEASE_WEBHOOK_URL is not set: rolling releases are recorded, and wait in the outbox');
-  // Stored responses to Idempotency-Keys are kept 24 hours, then forgotten.
-  const housekeeping = setInterval(() => registry.forgetExpiredResponses().catch(() => {}), 60 * 60 * 1000).unref();
-  // Rate-limit buckets idle for a minute are full again: forgotten every minute, so failed addresses leave no rows.
-  const buckets = setInterval(() => registry.forgetIdleBuckets().catch(() => {}), 60 * 1000).unref();
+  // Every minute: delivered outbox events past OUTBOX_RETENTION_DAYS, responses to Idempotency-Keys past their 24
+  // hours, rate-limit buckets idle for a minute (full again, so failed addresses leave no rows), old change rows.
+  registry.housekeeping.start();
   // SIGTERM or SIGINT: stop accepting connections, let the requests in flight finish (those arriving on open
   // connections are served, with `Connection: close`), stop the deliverer between attempts, close the database.
   // Past the grace period the process exits anyway (1); a second signal ends it at once.
   closeWithGrace({ delay: config.SHUTDOWN_GRACE_SECONDS * 1000, logger: app.log }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an uncaught error');
     else app.log.info({ signal }, 'shutting down: draining in-flight requests');
-    clearInterval(housekeeping);
-    clearInterval(buckets);
-    await Promise.all([app.close(), deliverer?.stop()]);
+    await Promise.all([app.close(), deliverer?.stop(), registry.housekeeping.stop()]);
     await store.close();
   });
 

@@ -120,6 +120,17 @@ export class Store extends Repositories {
         : await listenForChanges(this.dialect, this.cache, name);
   }
 
+  /**
+   * SQLite: trims the change table (migration 0008) to its last `keep` rows; how many went. A process that had not
+   * read the rows trimmed sees the gap and drops its whole cache (changes.ts). PostgreSQL keeps no such table.
+   */
+  async trimChanges(keep: number): Promise<number> {
+    assertOutside(this.identity, 'The root store was used');
+    if (this.dialect.name !== 'sqlite') return 0;
+    const result = await sql`delete from cache_changes where seq <= (select max(seq) from cache_changes) - ${keep}`.execute(this.kysely);
+    return Number(result.numAffectedRows ?? 0n);
+  }
+
   /** PostgreSQL: the backend pid of this process's listening connection, while it listens. */
   get listenerPid(): number | undefined {
     return this.watch?.listenerPid;
