@@ -29,10 +29,10 @@ export const ConfigSchema = Type.Object({
     'A transaction holding the database longer than this is rolled back and its request answered 503.',
   ),
   CACHE_MAX_MB: integer(
-    64,
+    32,
     0,
     65_536,
-    'Megabytes of templates the read cache holds at most (their JSON text plus about 330 bytes each); 0 turns it off.',
+    'Megabytes of templates the read cache holds at most (their JSON text plus about 400 bytes each); 0 turns it off.',
   ),
   CACHE_MAX_KEYS: integer(10_000, 0, 10_000_000, 'API keys the read cache holds at most; 0 caches none.'),
   OUTBOX_RETENTION_DAYS: integer(7, 0, 36_500, 'Delivered webhook events are purged from the outbox this many days after delivery.'),

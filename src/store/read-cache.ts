@@ -14,14 +14,14 @@ export interface CacheOptions {
   maxKeys: number;
 }
 
-export const DEFAULT_CACHE: CacheOptions = { maxBytes: 64 * 1024 * 1024, maxKeys: 10_000 };
+export const DEFAULT_CACHE: CacheOptions = { maxBytes: 32 * 1024 * 1024, maxKeys: 10_000 };
 
 /**
  * Bytes a cached view holds beyond its text's length: the entry's object, its key, its place in the LRU's arrays,
  * measured with 100,000 entries of the benchmark's template (docs/performance.md). The text counts one byte a
  * character, as V8 stores ASCII text; a template with other characters holds up to twice what is counted.
  */
-export const VIEW_OVERHEAD_BYTES = 330;
+export const VIEW_OVERHEAD_BYTES = 400;
 
 /** One cache's figures, as /metrics shows them. */
 export interface CacheCounts {
