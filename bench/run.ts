@@ -261,7 +261,7 @@ async function service(dialect: string): Promise<void> {
       };
       const labels: Record<string, string> = {
         get: 'GET /v1/templates/{id}',
-        getWide: `GET /v1/templates/{id} over ${WIDE.toLocaleString('en')} ids (more than the cache holds)`,
+        getWide: `GET /v1/templates/{id} over ${Math.min(WIDE, total).toLocaleString('en')} ids`,
         list: 'GET /v1/templates (page of 100)',
         create: `POST /v1/templates (${tenants.length} tenants)`,
         update: `POST /v1/templates/{id}/update (${tenants.length} tenants)`,
