@@ -32,7 +32,10 @@ forEachDialect('rows written outside the service', (dialect) => {
   /** The GET of `id` once `ok` holds of it (within 1 s). */
   const served = async (id: string, ok: (r: Awaited<ReturnType<typeof get>>) => boolean) => {
     let last = await get(id);
-    await eventually('the SQL write is served', 1000, async () => ok((last = await get(id))));
+    await eventually('the SQL write is served', 1000, async () => {
+      last = await get(id);
+      return ok(last);
+    });
     return last;
   };
   const listed = async (q: string) => (await h.call('GET', `/v1/templates?q=${encodeURIComponent(q)}`, { key })).body as any[];
@@ -60,7 +63,10 @@ forEachDialect('rows written outside the service', (dialect) => {
     assert.equal((await seenByOther()).status, 404);
     await sql`update templates set is_public = 1 where id = ${t.id}`.execute(raw);
     let seen = await seenByOther();
-    await eventually('the visibility change is served', 1000, async () => (seen = await seenByOther()).status === 200);
+    await eventually('the visibility change is served', 1000, async () => {
+      seen = await seenByOther();
+      return seen.status === 200;
+    });
     assert.equal(seen.body.isPublic, true);
   });
 
