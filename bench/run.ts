@@ -28,6 +28,8 @@ const SETTINGS = {
 }[mode];
 const CONNECTIONS = 50;
 const SMALL = 1_000;
+/** Distinct templates read by the wide GET: more than the default read cache holds (about 37,000 of the sample). */
+const WIDE = 50_000;
 const root = fileURLToPath(new URL('..', import.meta.url));
 const postgresAdmin = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -250,6 +252,8 @@ async function service(dialect: string): Promise<void> {
       const createBody = '{"name":"bench [<id>]","imageName":"runpod/pytorch:2.1.0","ports":["8888/http"]}';
       const all: Record<string, Request[]> = {
         get: seededIds(500, total).map((id) => ({ path: `/v1/templates/${id}?includePublicTemplates=true` })),
+        // More templates than the default read cache holds (CACHE_MAX_MB): the peak RSS is read with it full.
+        getWide: seededIds(WIDE, total).map((id) => ({ path: `/v1/templates/${id}?includePublicTemplates=true` })),
         list: [{ path: '/v1/templates?includePublicTemplates=true&limit=100' }],
         create: tenants.map((tenant) => ({ method: 'POST', path: '/v1/templates', body: createBody, key: tenant })),
         update: own.map(({ id, key }) => ({ method: 'POST', path: `/v1/templates/${id}/update`, body: '{"readme":"readme [<id>]"}', key })),
@@ -257,6 +261,7 @@ async function service(dialect: string): Promise<void> {
       };
       const labels: Record<string, string> = {
         get: 'GET /v1/templates/{id}',
+        getWide: `GET /v1/templates/{id} over ${Math.min(WIDE, total).toLocaleString('en')} ids`,
         list: 'GET /v1/templates (page of 100)',
         create: `POST /v1/templates (${tenants.length} tenants)`,
         update: `POST /v1/templates/{id}/update (${tenants.length} tenants)`,
@@ -303,7 +308,7 @@ async function service(dialect: string): Promise<void> {
 
     await seedTemplates(db.url, ownerId, SMALL, SETTINGS.large);
     server = await start(['bin/podplate.js', 'serve'], env, false);
-    await measure(SETTINGS.large, ['get', 'list']);
+    await measure(SETTINGS.large, ['get', 'list', 'getWide']);
     peakRss[dialect] = peakRssMb(server.child.pid);
     await stop(server);
   } finally {
@@ -400,8 +405,8 @@ function targets() {
   const add = (target: string, value: number | undefined, met: (v: number) => boolean, unit = '') => {
     if (value !== undefined) out.push({ target, value: `${value.toFixed(unit === '' ? 2 : 0)}${unit}`, met: met(value) });
   };
-  add('GET by id, SQLite >= 0.75 x ceiling', find('GET /v1/templates/{id}', 'sqlite')?.ratio, (v) => v >= 0.75);
-  add('GET by id, PostgreSQL >= 0.4 x ceiling', find('GET /v1/templates/{id}', 'postgres')?.ratio, (v) => v >= 0.4);
+  add('GET by id, SQLite >= 0.7 x ceiling', find('GET /v1/templates/{id}', 'sqlite')?.ratio, (v) => v >= 0.7);
+  add('GET by id, PostgreSQL >= 0.7 x ceiling', find('GET /v1/templates/{id}', 'postgres')?.ratio, (v) => v >= 0.7);
   for (const d of ['sqlite', 'postgres'])
     add(`GET by id p99 <= 20 ms at ${CONNECTIONS} connections (${d})`, find('GET /v1/templates/{id}', d)?.p99, (v) => v <= 20, ' ms');
   add('create, SQLite >= 3,000/s', find('POST /v1/templates (', 'sqlite')?.rps, (v) => v >= 3000, '/s');

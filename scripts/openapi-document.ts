@@ -14,7 +14,7 @@ export const TYPES_PATH = root('src/client/schema.d.ts');
 export async function openApiDocument(): Promise<Record<string, unknown>> {
   const store = Store.open(sqliteDialect(':memory:'));
   const app = await buildApp({
-    registry: new Registry(store, { keyCacheTtlMs: 0 }),
+    registry: new Registry(store),
     config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0 },
   });
   try {

@@ -28,7 +28,14 @@ export const ConfigSchema = Type.Object({
     600_000,
     'A transaction holding the database longer than this is rolled back and its request answered 503.',
   ),
-  KEY_CACHE_TTL_MS: integer(2000, 0, 5000, 'How long a key lookup is cached: the longest a revoked key may still work.'),
+  CACHE_MAX_MB: integer(
+    32,
+    0,
+    65_536,
+    'Megabytes of templates the read cache holds at most (their JSON text plus about 400 bytes each); 0 turns it off.',
+  ),
+  CACHE_MAX_KEYS: integer(10_000, 0, 10_000_000, 'API keys the read cache holds at most; 0 caches none.'),
+  OUTBOX_RETENTION_DAYS: integer(7, 0, 36_500, 'Delivered webhook events are purged from the outbox this many days after delivery.'),
   REQUEST_TIMEOUT_MS: integer(30_000, 1000, 600_000, 'A request must arrive whole within this time.'),
   HEADERS_TIMEOUT_MS: integer(10_000, 100, 600_000, "A request's headers must arrive within this time."),
   RATE_LIMIT_PER_MINUTE: integer(

@@ -90,7 +90,11 @@ export function openStore(config: Config, poolSize = config.DB_POOL_SIZE): Store
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectionTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
   });
-  return Store.open(dialect, { transactionTimeoutMs: config.DB_TRANSACTION_TIMEOUT_MS });
+  return Store.open(
+    dialect,
+    { transactionTimeoutMs: config.DB_TRANSACTION_TIMEOUT_MS },
+    { maxBytes: config.CACHE_MAX_MB * 1024 * 1024, maxKeys: config.CACHE_MAX_KEYS },
+  );
 }
 
 /** The process: config, logger, database, listen, and a graceful shutdown on SIGTERM/SIGINT. */
@@ -98,8 +102,9 @@ export async function serve(config: Config = readConfig()): Promise<void> {
   const keyring = secretsKeyring(config);
   const store = openStore(config);
   await migrateWhenReachable(store);
+  // The read cache, invalidated by the database's own change signal (on PostgreSQL, a connection that LISTENs).
+  await store.startCache();
   const registry = new Registry(store, {
-    keyCacheTtlMs: config.KEY_CACHE_TTL_MS,
     authFailuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
     quotas: {
       templates: config.QUOTA_TEMPLATES_PER_ACCOUNT,
@@ -107,6 +112,7 @@ export async function serve(config: Config = readConfig()): Promise<void> {
       endpoints: config.QUOTA_ENDPOINTS_PER_ACCOUNT,
     },
     keyring,
+    outboxRetentionDays: config.OUTBOX_RETENTION_DAYS,
   });
   try {
     await registry.secrets.checkKey();
@@ -141,19 +147,16 @@ export async function serve(config: Config = readConfig()): Promise<void> {
       )
     : undefined;
   if (!deliverer) app.log.warn('RELEASE_WEBHOOK_URL is not set: rolling releases are recorded, and wait in the outbox');
-  // Stored responses to Idempotency-Keys are kept 24 hours, then forgotten.
-  const housekeeping = setInterval(() => registry.forgetExpiredResponses().catch(() => {}), 60 * 60 * 1000).unref();
-  // Rate-limit buckets idle for a minute are full again: forgotten every minute, so failed addresses leave no rows.
-  const buckets = setInterval(() => registry.forgetIdleBuckets().catch(() => {}), 60 * 1000).unref();
+  // Every minute: delivered outbox events past OUTBOX_RETENTION_DAYS, responses to Idempotency-Keys past their 24
+  // hours, rate-limit buckets idle for a minute (full again, so failed addresses leave no rows), old change rows.
+  registry.housekeeping.start();
   // SIGTERM or SIGINT: stop accepting connections, let the requests in flight finish (those arriving on open
   // connections are served, with `Connection: close`), stop the deliverer between attempts, close the database.
   // Past the grace period the process exits anyway (1); a second signal ends it at once.
   closeWithGrace({ delay: config.SHUTDOWN_GRACE_SECONDS * 1000, logger: app.log }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an uncaught error');
     else app.log.info({ signal }, 'shutting down: draining in-flight requests');
-    clearInterval(housekeeping);
-    clearInterval(buckets);
-    await Promise.all([app.close(), deliverer?.stop()]);
+    await Promise.all([app.close(), deliverer?.stop(), registry.housekeeping.stop()]);
     await store.close();
   });
 

@@ -38,6 +38,7 @@ test('npm run bench -- --smoke runs every scenario and reports figures and targe
       'GET /v1/templates/{id} of another tenant meanwhile sqlite 4',
       'GET /v1/templates/{id} sqlite 2000',
       'GET /v1/templates (page of 100) sqlite 2000',
+      'GET /v1/templates/{id} over 2,000 ids sqlite 2000',
     ]);
     for (const row of report.rows) {
       // The abuse scenarios (junk, large pages and the tenant reading meanwhile) have no ceiling to compare with.

@@ -8,7 +8,7 @@ forEachDialect('the podplate command', (dialect) => {
   let env: Record<string, string>;
   before(async () => {
     db = await freshDatabase(dialect);
-    env = { DATABASE_URL: db.url, KEY_CACHE_TTL_MS: '0' };
+    env = { DATABASE_URL: db.url };
   });
   after(() => db.drop());
 

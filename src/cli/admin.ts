@@ -26,7 +26,7 @@ async function withRegistry<T>(work: (registry: Registry) => Promise<T>, withKey
   const store = openStore(config, 2);
   try {
     await store.migrate();
-    return await work(new Registry(store, { keyCacheTtlMs: 0, keyring }));
+    return await work(new Registry(store, { keyring }));
   } finally {
     await store.close();
   }

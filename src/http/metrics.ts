@@ -87,6 +87,62 @@ function databaseMetrics(metrics: Metrics, figures: () => DatabaseFigures): () =
   };
 }
 
+/**
+ * The read cache's figures (the store's plain counts), read when scraped: hits, misses, evictions and size of each
+ * cache (`cache` is `templates` or `keys`), changes heard, flushes, and whether the cache is trusted.
+ */
+function cacheMetrics(metrics: Metrics, figures: () => DatabaseFigures): () => void {
+  const labelled = (name: string, help: string) => new Counter({ name, help, labelNames: ['cache'], registers: [metrics] });
+  const hits = labelled('podplate_cache_hits_total', 'Lookups the read cache answered.');
+  const misses = labelled('podplate_cache_misses_total', 'Lookups the read cache did not hold, read from the database (and kept).');
+  const evictions = labelled('podplate_cache_evictions_total', 'Entries pushed out of the read cache by its size bound.');
+  const entries = new Gauge({
+    name: 'podplate_cache_entries',
+    help: 'Entries in the read cache.',
+    labelNames: ['cache'],
+    registers: [metrics],
+  });
+  const bytes = new Gauge({
+    name: 'podplate_cache_template_bytes',
+    help: 'Bytes of templates the read cache holds, as counted against CACHE_MAX_MB.',
+    registers: [metrics],
+  });
+  const changes = new Counter({ name: 'podplate_cache_changes_total', help: 'Changes heard from the database.', registers: [metrics] });
+  const flushes = new Counter({
+    name: 'podplate_cache_flushes_total',
+    help: 'Times the whole read cache was dropped: its change signal lost or regained, or a change naming everything.',
+    registers: [metrics],
+  });
+  const trusted = new Gauge({
+    name: 'podplate_cache_trusted',
+    help: '1 while the read cache is used (the process hears the database change signal), 0 while reads go to the database.',
+    registers: [metrics],
+  });
+  const set = (c: Counter<string>, value: number, labels: Record<string, string> = {}) => {
+    c.reset();
+    c.inc(labels, value);
+  };
+  return () => {
+    const cache = figures().cache;
+    hits.reset();
+    misses.reset();
+    evictions.reset();
+    for (const [label, counts] of [
+      ['templates', cache.views],
+      ['keys', cache.keys],
+    ] as const) {
+      hits.inc({ cache: label }, counts.hits);
+      misses.inc({ cache: label }, counts.misses);
+      evictions.inc({ cache: label }, counts.evictions);
+      entries.set({ cache: label }, counts.entries);
+    }
+    bytes.set(cache.views.size);
+    set(changes, cache.changes);
+    set(flushes, cache.flushes);
+    trusted.set(cache.trusted ? 1 : 0);
+  };
+}
+
 /** Adds the request metrics' hooks to `app` and serves /metrics. */
 export function registerMetrics(app: FastifyInstance, registry: Registry): void {
   const metrics = new Metrics();
@@ -123,6 +179,7 @@ export function registerMetrics(app: FastifyInstance, registry: Registry): void 
     registers: [metrics],
   });
   const readDatabase = databaseMetrics(metrics, () => registry.databaseFigures());
+  const readCache = cacheMetrics(metrics, () => registry.databaseFigures());
   const exposed = Metrics.merge([processRegistry(), metrics]);
 
   // One child per label set, found by one string: the hot path neither sorts nor hashes label objects.
@@ -172,6 +229,7 @@ export function registerMetrics(app: FastifyInstance, registry: Registry): void 
       failing.set(backlog.failing);
       oldest.set(backlog.oldest ? Math.max(0, (Date.now() - Date.parse(backlog.oldest)) / 1000) : 0);
       readDatabase();
+      readCache();
       return reply.type(exposed.contentType).send(await exposed.metrics());
     },
   });

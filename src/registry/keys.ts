@@ -23,20 +23,17 @@ export interface CreatedKey {
 }
 
 const unauthenticated = (detail: string) => new DomainError('unauthenticated', detail);
-const MAX_CACHED = 10_000;
 
 /**
- * API keys: made by operators, resolved to a caller on every request. Keys found are cached for `cacheTtlMs`, so a
- * key revoked elsewhere (another process, the CLI) is refused at the latest `cacheTtlMs` later; keys not found are
- * never cached, so guesses can't push real keys out. Failed authentications are counted per client address: past
- * `failuresPerMinute`, an address's failures are answered 429, while its valid keys go on working.
+ * API keys: made by operators, resolved to a caller on every request. The store's read cache keeps the keys found
+ * (never those not found, so guesses can't push real keys out) until the database says they changed, so a key revoked
+ * anywhere (another process, the CLI, SQL) is refused by every process as soon as it hears so (store/read-cache.ts).
+ * Failed authentications are counted per client address: past `failuresPerMinute`, an address's failures are answered
+ * 429, while its valid keys go on working.
  */
 export class Keys {
-  private readonly cache = new Map<string, { principal: Principal; until: number }>();
-
   constructor(
     private readonly store: Store,
-    private readonly cacheTtlMs: number,
     private readonly limits: Limits,
     private readonly failuresPerMinute: number,
   ) {}
@@ -44,7 +41,7 @@ export class Keys {
   /** The caller a key stands for; unauthenticated (or rate-limited) when the key is unknown or revoked. */
   async authenticate(secret: string, address: string): Promise<Caller> {
     const digest = digestOf(secret);
-    const principal = await this.lookup(digest);
+    const principal = await this.store.accounts.findPrincipal(digest);
     if (!principal || !sameDigest(principal.digest, digest)) throw await this.refused(address, 'The API key is not valid.');
     if (principal.revokedAt !== null) throw await this.refused(address, 'The API key has been revoked.');
     return { accountId: principal.accountId, role: principal.role, keyId: principal.keyId };
@@ -66,20 +63,7 @@ export class Keys {
 
   /** Keys currently cached (only keys that exist are). */
   get cached(): number {
-    return this.cache.size;
-  }
-
-  private async lookup(digest: string): Promise<Principal | undefined> {
-    const at = Date.now();
-    const hit = this.cache.get(digest);
-    if (hit && hit.until > at) return hit.principal;
-    const principal = await this.store.accounts.findPrincipal(digest);
-    this.cache.delete(digest);
-    if (principal && this.cacheTtlMs > 0) {
-      if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.set(digest, { principal, until: at + this.cacheTtlMs });
-    }
-    return principal;
+    return this.store.figures().cache.keys.entries;
   }
 
   /** A new key for `account` (created on first use, with `role`); its secret is in the answer and nowhere else. */

@@ -1,9 +1,9 @@
-import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { NO_QUOTAS, type Quotas } from '../domain/quota.ts';
 import { Releases } from '../releases/releases.ts';
 import type { Keyring } from '../secrets/keyring.ts';
 import type { DatabaseFigures, Store } from '../store/store.ts';
 import { Endpoints } from './endpoints.ts';
+import { Housekeeping } from './housekeeping.ts';
 import { Keys } from './keys.ts';
 import { Limits } from './limits.ts';
 import { RegistryAuths } from './registry-auths.ts';
@@ -13,8 +13,6 @@ import { Templates } from './templates.ts';
 export type { DatabaseFigures };
 
 export interface RegistryOptions {
-  /** How long a key lookup is cached: the longest a key revoked elsewhere may still be accepted. */
-  keyCacheTtlMs: number;
   /** Per account; 0 turns one off. */
   quotas?: Quotas;
   /** Failed authentications one client address may make a minute before they are answered 429; 0 turns it off. */
@@ -24,6 +22,8 @@ export interface RegistryOptions {
    * those use cases fail, and the rest (the admin's key commands) works.
    */
   keyring?: Keyring;
+  /** Delivered webhook events are purged this many days after delivery (7 by default). */
+  outboxRetentionDays?: number;
 }
 
 /**
@@ -39,22 +39,25 @@ export class Registry {
   readonly limits: Limits;
   readonly registryAuths: RegistryAuths;
   readonly secrets: Secrets;
+  /** Purges what the database would otherwise keep for ever, from a timer the server starts (housekeeping.ts). */
+  readonly housekeeping: Housekeeping;
 
   constructor(
     private readonly store: Store,
-    options: RegistryOptions,
+    options: RegistryOptions = {},
   ) {
     this.templates = new Templates(store, options.quotas ?? NO_QUOTAS);
     this.endpoints = new Endpoints(store, options.quotas ?? NO_QUOTAS);
     this.releases = new Releases(store);
     this.limits = new Limits(store.shared ? store.rateBuckets : undefined);
-    this.keys = new Keys(store, options.keyCacheTtlMs, this.limits, options.authFailuresPerMinute ?? 0);
+    this.keys = new Keys(store, this.limits, options.authFailuresPerMinute ?? 0);
     const keyring = () => {
       if (!options.keyring) throw new Error('This registry was made without the keys that seal secrets (RegistryOptions.keyring).');
       return options.keyring;
     };
     this.registryAuths = new RegistryAuths(store, keyring);
     this.secrets = new Secrets(store, keyring);
+    this.housekeeping = new Housekeeping(store, { outboxRetentionDays: options.outboxRetentionDays ?? 7 });
   }
 
   /** Resolves when the database answers. */
@@ -62,18 +65,8 @@ export class Registry {
     return this.store.ping();
   }
 
-  /** Forgets the shared rate-limit buckets idle for a minute or more (they are full again); how many. */
-  forgetIdleBuckets(): Promise<number> {
-    return this.store.shared ? this.store.rateBuckets.forgetIdle(60_000) : Promise.resolve(0);
-  }
-
   /** How the database is being used (its pool, its group commits), for /metrics. */
   databaseFigures(): DatabaseFigures {
     return this.store.figures();
-  }
-
-  /** Forgets the responses kept for Idempotency-Keys once their retention has passed; how many. */
-  forgetExpiredResponses(): Promise<number> {
-    return this.store.idempotency.forgetBefore(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString());
   }
 }

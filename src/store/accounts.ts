@@ -32,7 +32,13 @@ export class AccountRepository {
       .execute();
   }
 
-  async findPrincipal(digest: string): Promise<Principal | undefined> {
+  /** The caller a key digest stands for, through the read cache (which keeps only keys that exist). */
+  findPrincipal(digest: string): Promise<Principal | undefined> {
+    const cache = this.core.cache;
+    return cache ? cache.principal(digest, () => this.readPrincipal(digest)) : this.readPrincipal(digest);
+  }
+
+  private async readPrincipal(digest: string): Promise<Principal | undefined> {
     const [row] = await this.core.precompiled<Principal>(
       'findPrincipal',
       (db) =>
@@ -90,13 +96,15 @@ export class AccountRepository {
 
   /** Revokes a key that is not revoked yet; false when there is no such active key. */
   async revokeKey(id: string, at: string): Promise<boolean> {
-    const result = await this.core.db
+    const revoked = await this.core.db
       .updateTable('api_keys')
       .set({ revoked_at: at })
       .where('id', '=', id)
       .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+      .returning('digest')
+      .execute();
+    for (const key of revoked) this.core.wrote(`k:${key.digest}`);
+    return revoked.length > 0;
   }
 
   /** What the account holds, as the database's triggers keep it (migration 0005). */

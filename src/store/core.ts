@@ -1,6 +1,7 @@
 import { type Compilable, type CompiledQuery, type Insertable, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Page } from '../domain/page.ts';
 import type { SqlDialect } from './dialect.ts';
+import type { ReadCache } from './read-cache.ts';
 import type { Tables } from './schema.ts';
 import { assertOpen, assertOutside, type Scope, TransactionMisuse } from './scope.ts';
 
@@ -19,7 +20,21 @@ export class Core {
     private readonly owner: object,
     /** The transaction this core runs in; none for the root store. */
     private readonly scope?: Scope,
+    /** The root store's read cache, which its lookups go through; none in a transaction, which reads the database. */
+    readonly cache?: ReadCache,
+    /** A transaction's changes (as migration 0008 names them), told to the read cache once it has committed. */
+    private readonly written?: string[],
   ) {}
+
+  /**
+   * This process changed what `change` names (`t:<template id>`, `k:<key digest>`): its read cache forgets it at once
+   * outside a transaction, after the commit inside one, so that the writer reads its own write at once. Other
+   * processes hear of it from the database.
+   */
+  wrote(change: string): void {
+    if (this.written) this.written.push(change);
+    else this.cache?.forget(change);
+  }
 
   /** The query builder, once it is certain that it may be used here. */
   get db(): Kysely<Tables> {

@@ -41,6 +41,13 @@ export interface SqlDialect {
   backup?(file: string): Promise<void>;
   /** How the connections are used, read by /metrics. */
   figures(): PoolFigures | undefined;
+  /**
+   * SQLite: `PRAGMA data_version` of the connection the service reads on, which moves when another connection
+   * commits (never for this one's own commits): the cheap per-request change signal (store/changes.ts).
+   */
+  dataVersion?(): number;
+  /** PostgreSQL: a client of its own, outside the pool, for LISTEN (store/changes.ts); the caller connects and ends it. */
+  listener?(applicationName: string): pg.Client;
 }
 
 /** PostgreSQL's pool, as /metrics shows it. */
@@ -183,6 +190,7 @@ export function sqliteDialect(file: string): SqlDialect {
   if (file !== ':memory:') createPrivately(file);
   const database = openSqlite(file);
   const cached = keepingStatements(database);
+  const dataVersion = database.prepare('pragma data_version').pluck();
   return {
     name: 'sqlite',
     kysely: translatingErrors(new SqliteDialect({ database: cached }), sqliteUnavailable),
@@ -216,6 +224,7 @@ export function sqliteDialect(file: string): SqlDialect {
       }
     },
     figures: () => undefined,
+    dataVersion: () => dataVersion.get() as number,
   };
 }
 
@@ -263,6 +272,8 @@ const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     typeParsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
+
+const LISTENER_QUERY_TIMEOUT_MS = 2000;
 
 export function postgresDialect(connectionString: string, options: PoolOptions): SqlDialect {
   const named = new Map<string, string>();
@@ -315,6 +326,17 @@ export function postgresDialect(connectionString: string, options: PoolOptions):
       own.on('error', () => {});
       own.on('connect', (client) => client.on('error', () => {}));
       return new Kysely<Tables>({ dialect: translatingErrors(new PostgresDialect({ pool: own }), isUnavailable) });
+    },
+    listener: (applicationName) => {
+      // A heartbeat query that gets no answer within the time limit ends the client, as a lost connection does.
+      const client = new pg.Client({
+        connectionString,
+        application_name: applicationName,
+        keepAlive: true,
+        connectionTimeoutMillis: options.connectionTimeoutMs,
+        query_timeout: LISTENER_QUERY_TIMEOUT_MS,
+      });
+      return client;
     },
     figures: () => ({
       max: options.poolSize,

@@ -25,6 +25,7 @@ export class EndpointRepository {
       .where('endpoint_id', 'is', null)
       .executeTakeFirst();
     if (bound.numUpdatedRows === 0n) throw templateAlreadyBound();
+    this.core.wrote(`t:${endpoint.templateId}`);
     await this.core.unique(this.core.db.insertInto('endpoints').values(toEndpointRow(endpoint)).execute(), endpointNameTaken);
   }
 
@@ -85,9 +86,15 @@ export class EndpointRepository {
   async delete(id: string): Promise<boolean> {
     this.core.requireTransaction('Deleting an endpoint');
     // The template row first, then the endpoint's: the order every writer of both takes, so none deadlock.
-    const unbound = await this.core.db.updateTable('templates').set({ endpoint_id: null }).where('endpoint_id', '=', id).executeTakeFirst();
+    const unbound = await this.core.db
+      .updateTable('templates')
+      .set({ endpoint_id: null })
+      .where('endpoint_id', '=', id)
+      .returning('id')
+      .execute();
+    for (const template of unbound) this.core.wrote(`t:${template.id}`);
     const deleted = await this.core.db.deleteFrom('endpoints').where('id', '=', id).executeTakeFirst();
-    return unbound.numUpdatedRows > 0n || deleted.numDeletedRows > 0n;
+    return unbound.length > 0 || deleted.numDeletedRows > 0n;
   }
 
   // --- releases

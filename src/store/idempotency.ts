@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { StoredResponse } from '../domain/idempotency.ts';
 import type { Core } from './core.ts';
 
@@ -31,9 +32,10 @@ export class IdempotencyRepository {
       .execute();
   }
 
-  /** Forgets responses stored before `at`; how many. */
-  async forgetBefore(at: string): Promise<number> {
-    const result = await this.core.db.deleteFrom('idempotency_keys').where('created_at', '<', at).executeTakeFirst();
-    return Number(result.numDeletedRows);
+  /** Forgets up to `limit` of the responses stored before `at`, oldest first (down their index); how many. */
+  async forgetBefore(at: string, limit: number): Promise<number> {
+    const result = await sql`delete from idempotency_keys where (account_id, key) in (
+      select account_id, key from idempotency_keys where created_at < ${at} order by created_at limit ${limit})`.execute(this.core.db);
+    return Number(result.numAffectedRows ?? 0n);
   }
 }

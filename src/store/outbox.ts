@@ -100,6 +100,23 @@ export class OutboxRepository {
     );
   }
 
+  /** Purges up to `limit` of the events delivered before `at`, oldest first (down their partial index); how many. */
+  async purgeDelivered(at: string, limit: number): Promise<number> {
+    const result = await this.core.db
+      .deleteFrom('outbox')
+      .where('seq', 'in', (eb) =>
+        eb
+          .selectFrom('outbox')
+          .select('seq')
+          .where('delivered_at', 'is not', null)
+          .where('delivered_at', '<', at)
+          .orderBy('delivered_at')
+          .limit(limit),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   async backlog(): Promise<OutboxBacklog> {
     const row = await this.core.db
       .selectFrom('outbox')

@@ -1,5 +1,6 @@
 import { Kysely, Migrator, sql } from 'kysely';
 import { AccountRepository } from './accounts.ts';
+import { type ChangeWatch, listenForChanges, watchSqliteChanges } from './changes.ts';
 import { Core } from './core.ts';
 import type { PoolFigures, SqlDialect } from './dialect.ts';
 import { type DumpReader, type DumpWriter, heldTables, readSnapshot, writeRestore } from './dump.ts';
@@ -9,6 +10,7 @@ import { IdempotencyRepository } from './idempotency.ts';
 import { migrations } from './migrations/index.ts';
 import { OutboxRepository } from './outbox.ts';
 import { RateBucketRepository } from './rate-buckets.ts';
+import { type CacheFigures, type CacheOptions, ReadCache } from './read-cache.ts';
 import { RegistryAuthRepository } from './registry-auths.ts';
 import type { Tables } from './schema.ts';
 import { assertOutside, Scope, within, withTimeLimit } from './scope.ts';
@@ -68,20 +70,25 @@ export interface DatabaseFigures {
   pool?: PoolFigures;
   /** SQLite: how many transactions each group commit carried. */
   groupCommits?: GroupSizes;
+  /** The read cache (see read-cache.ts). */
+  cache: CacheFigures;
 }
 
 export class Store extends Repositories {
   /** SQLite's one writer commits concurrent transactions together (see GroupCommit). */
   private readonly groups?: GroupCommit<Tables>;
+  private watch?: ChangeWatch;
 
   private constructor(
     private readonly kysely: Kysely<Tables>,
     readonly dialect: SqlDialect,
     private readonly options: StoreOptions,
+    /** The root's lookups go through it once `startCache` has started it; until then they read the database. */
+    private readonly cache: ReadCache,
     /** What this store's transaction scopes name, so that its root refuses to be used inside them. */
     private readonly identity: object = {},
   ) {
-    super(new Core(kysely, dialect, identity));
+    super(new Core(kysely, dialect, identity, undefined, cache));
     if (dialect.name === 'sqlite') this.groups = new GroupCommit(kysely, identity, options.transactionTimeoutMs);
   }
 
@@ -90,8 +97,43 @@ export class Store extends Repositories {
     return this.dialect.name === 'postgres';
   }
 
-  static open(dialect: SqlDialect, options: StoreOptions = DEFAULT_STORE_OPTIONS): Store {
-    return new Store(new Kysely<Tables>({ dialect: dialect.kysely }), dialect, options);
+  /** A store over `dialect`; its lookups read the database until `startCache` (the server's, the tests'). */
+  static open(
+    dialect: SqlDialect,
+    options: StoreOptions = DEFAULT_STORE_OPTIONS,
+    cache: CacheOptions = { maxBytes: 0, maxKeys: 0 },
+  ): Store {
+    return new Store(new Kysely<Tables>({ dialect: dialect.kysely }), dialect, options, new ReadCache(cache));
+  }
+
+  /**
+   * Starts hearing the database's changes (migration 0008; run `migrate` first), and with them using the read cache:
+   * on SQLite at once, on PostgreSQL once the listening connection listens (it is retried in the background until it
+   * does). `name` tells the listening connection apart (its application_name).
+   */
+  async startCache(name = `podplate-listener-${process.pid}`): Promise<void> {
+    assertOutside(this.identity, 'The cache was started');
+    if (this.watch) return;
+    this.watch =
+      this.dialect.name === 'sqlite'
+        ? watchSqliteChanges(this.dialect, this.cache)
+        : await listenForChanges(this.dialect, this.cache, name);
+  }
+
+  /**
+   * SQLite: trims the change table (migration 0008) to its last `keep` rows; how many went. A process that had not
+   * read the rows trimmed sees the gap and drops its whole cache (changes.ts). PostgreSQL keeps no such table.
+   */
+  async trimChanges(keep: number): Promise<number> {
+    assertOutside(this.identity, 'The root store was used');
+    if (this.dialect.name !== 'sqlite') return 0;
+    const result = await sql`delete from cache_changes where seq <= (select max(seq) from cache_changes) - ${keep}`.execute(this.kysely);
+    return Number(result.numAffectedRows ?? 0n);
+  }
+
+  /** PostgreSQL: the backend pid of this process's listening connection, while it listens. */
+  get listenerPid(): number | undefined {
+    return this.watch?.listenerPid;
   }
 
   /**
@@ -101,15 +143,21 @@ export class Store extends Repositories {
    */
   async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
     assertOutside(this.identity, 'A transaction was opened');
+    // What the transaction changed: forgotten by the read cache once it has committed (or failed: forgetting is safe).
+    const written: string[] = [];
     const open = (connection: Kysely<Tables>, scope: Scope) =>
-      work(new Transaction(new Core(connection, this.dialect, this.identity, scope)));
-    if (this.groups) return this.groups.run(open);
-    return this.kysely.transaction().execute((trx) => {
-      // Open while the work runs: not while waiting for a connection, nor for the commit.
-      const scope = new Scope(this.identity);
-      const work = within(scope, () => open(trx, scope));
-      return withTimeLimit(work, this.options.transactionTimeoutMs, () => scope.close()).finally(() => scope.close());
-    });
+      work(new Transaction(new Core(connection, this.dialect, this.identity, scope, undefined, written)));
+    try {
+      if (this.groups) return await this.groups.run(open);
+      return await this.kysely.transaction().execute((trx) => {
+        // Open while the work runs: not while waiting for a connection, nor for the commit.
+        const scope = new Scope(this.identity);
+        const work = within(scope, () => open(trx, scope));
+        return withTimeLimit(work, this.options.transactionTimeoutMs, () => scope.close()).finally(() => scope.close());
+      });
+    } finally {
+      for (const change of written) this.cache.forget(change);
+    }
   }
 
   private migrator(schema: string | undefined): Migrator {
@@ -175,7 +223,7 @@ export class Store extends Repositories {
   }
 
   figures(): DatabaseFigures {
-    return { dialect: this.dialect.name, pool: this.dialect.figures(), groupCommits: this.groups?.sizes };
+    return { dialect: this.dialect.name, pool: this.dialect.figures(), groupCommits: this.groups?.sizes, cache: this.cache.figures() };
   }
 
   async ping(): Promise<void> {
@@ -184,6 +232,7 @@ export class Store extends Repositories {
   }
 
   async close(): Promise<void> {
+    await this.watch?.stop();
     await this.kysely.destroy();
   }
 }

@@ -76,7 +76,12 @@ export class TemplateRepository {
    * What a read of one template needs: who may see it, its revision, and its API representation as JSON text,
    * without turning the whole row into an object.
    */
-  async findView(id: string): Promise<TemplateView | undefined> {
+  findView(id: string): Promise<TemplateView | undefined> {
+    const cache = this.core.cache;
+    return cache ? cache.view(id, () => this.readView(id)) : this.readView(id);
+  }
+
+  private async readView(id: string): Promise<TemplateView | undefined> {
     const [row] = await this.core.precompiled<ViewRow>(
       'findTemplateView',
       (db) => db.selectFrom('templates').select(VIEW_COLUMNS).where('id', '=', id),
@@ -110,6 +115,7 @@ export class TemplateRepository {
       this.core.db.updateTable('templates').set(changes).where('id', '=', id).where('revision', '=', expectedRevision).executeTakeFirst(),
       templateNameTaken,
     );
+    this.core.wrote(`t:${id}`);
     return result.numUpdatedRows > 0n;
   }
 
@@ -121,12 +127,14 @@ export class TemplateRepository {
       .where('revision', '=', revision)
       .where('endpoint_id', 'is', null)
       .executeTakeFirst();
+    this.core.wrote(`t:${id}`);
     return result.numDeletedRows > 0n;
   }
 
   /** Adds usage to a template's totals and rebuilds its representation, which shows them (the caller holds the row's lock). */
   async addUsage(id: string, runtimeInMin: number, earned: number): Promise<void> {
     this.core.requireTransaction('Adding usage');
+    this.core.wrote(`t:${id}`);
     await this.core.db
       .updateTable('templates')
       .set((eb) => ({ runtime_in_min: eb('runtime_in_min', '+', runtimeInMin), earned: eb('earned', '+', earned) }))
@@ -205,6 +213,7 @@ export class TemplateRepository {
         .set({ body: templateJson(toTemplate(row)) })
         .where('seq', '=', row.seq)
         .execute();
+      this.core.wrote(`t:${row.id}`);
     }
     return rows.length > 0;
   }

@@ -12,7 +12,7 @@ forEachDialect('the typed client (imported as podplate/client)', (dialect) => {
   let apiKey: string;
   before(async () => {
     db = await freshDatabase(dialect);
-    const env = { DATABASE_URL: db.url, KEY_CACHE_TTL_MS: '0' };
+    const env = { DATABASE_URL: db.url };
     apiKey = podplate(['keys', 'create', '--user', 'alice'], env).stdout.trim();
     server = await startServer(env);
   });

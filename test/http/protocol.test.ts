@@ -6,7 +6,7 @@ forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect)
   let h: Harness;
   let alice: string;
   before(async () => {
-    h = await startHarness(dialect, { KEY_CACHE_TTL_MS: 0 });
+    h = await startHarness(dialect);
     alice = await h.key('alice');
   });
   after(() => h.close());

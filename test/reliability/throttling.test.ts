@@ -95,7 +95,7 @@ for (const LIMIT of [40, 600])
         // A second process: its own store, registry and app over the same database.
         const store = Store.open(dialectFor(h.database.url));
         const app = await buildApp({
-          registry: new Registry(store, { keyCacheTtlMs: 2000 }),
+          registry: new Registry(store),
           config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: LIMIT },
         });
         second = { app, store };

@@ -11,7 +11,8 @@ import type { Quotas } from '../../src/domain/quota.ts';
 import { Registry } from '../../src/registry/registry.ts';
 import { Keyring, newKeyText } from '../../src/secrets/keyring.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
-import { Store } from '../../src/store/store.ts';
+import { type CacheOptions, DEFAULT_CACHE } from '../../src/store/read-cache.ts';
+import { DEFAULT_STORE_OPTIONS, Store } from '../../src/store/store.ts';
 
 // Tests run against real databases: a SQLite file in a temporary folder, and PostgreSQL when
 // TEST_DATABASE_URL names one (each harness in a schema of its own, dropped afterwards).
@@ -88,7 +89,7 @@ export interface Harness {
 }
 
 export type HarnessConfig = Partial<
-  AppOptions['config'] & { KEY_CACHE_TTL_MS: number; AUTH_FAILURES_PER_MINUTE: number; quotas: Quotas; keyring: Keyring }
+  AppOptions['config'] & { cache: CacheOptions; AUTH_FAILURES_PER_MINUTE: number; quotas: Quotas; keyring: Keyring }
 >;
 
 export async function startHarness(dialect: DialectName, config: HarnessConfig = {}): Promise<Harness> {
@@ -99,11 +100,16 @@ export async function startHarness(dialect: DialectName, config: HarnessConfig =
 export async function openHarness(database: Database, config: HarnessConfig = {}): Promise<Harness> {
   // Tests assert no speed, and on these shared machines a catalog query has taken over 5 s right after the outage
   // tests restart PostgreSQL: a statement may take up to 30 s here before it is cancelled.
-  const store = Store.open(dialectFor(database.url, { poolSize: 5, statementTimeoutMs: 30_000, connectionTimeoutMs: 5000 }));
+  const { cache = DEFAULT_CACHE, AUTH_FAILURES_PER_MINUTE = 0, quotas, keyring = Keyring.fromText(newKeyText()), ...appConfig } = config;
+  const store = Store.open(
+    dialectFor(database.url, { poolSize: 5, statementTimeoutMs: 30_000, connectionTimeoutMs: 5000 }),
+    DEFAULT_STORE_OPTIONS,
+    cache,
+  );
   await store.migrate();
-  const { KEY_CACHE_TTL_MS = 2000, AUTH_FAILURES_PER_MINUTE = 0, quotas, keyring = Keyring.fromText(newKeyText()), ...appConfig } = config;
+  // As the server does: reads go through the cache the database's changes invalidate.
+  await store.startCache(`podplate-test-${process.pid}`);
   const registry = new Registry(store, {
-    keyCacheTtlMs: KEY_CACHE_TTL_MS,
     quotas,
     authFailuresPerMinute: AUTH_FAILURES_PER_MINUTE,
     keyring,

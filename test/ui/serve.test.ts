@@ -21,7 +21,7 @@ async function app(uiDir?: string) {
   );
   await store.migrate();
   const instance = await buildApp({
-    registry: new Registry(store, { keyCacheTtlMs: 0 }),
+    registry: new Registry(store),
     config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0 },
     uiDir: uiDir === undefined ? undefined : join(dir, uiDir),
   });
