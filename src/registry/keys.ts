@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ACCOUNT_NAME, ACCOUNT_NAME_RULE, type ApiKeyInfo, type Me, type Principal, type Role } from '../domain/account.ts';
+import { ACCOUNT_NAME, ACCOUNT_NAME_RULE, type ApiKeyInfo, type Me, type Role } from '../domain/account.ts';
 import { DomainError, invalid, RateLimited } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { now } from '../domain/time.ts';
