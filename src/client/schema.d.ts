@@ -76,7 +76,7 @@ export interface paths {
         put?: never;
         /**
          * Create a container registry auth
-         * @description Stores credentials for a private registry, the password encrypted. A template of yours refers to them by `containerRegistryAuthId`; the platform reads them back to pull its image. The password is never shown again.
+         * @description Stores credentials for a private registry, the password encrypted. A template of yours refers to them by `containerRegistryAuthId`; the platform reads them back to pull its image. The password is never shown again. An account may hold at most `QUOTA_REGISTRY_AUTHS_PER_ACCOUNT` of them (403 `quota-exceeded` beyond).
          */
         post: operations["CreateContainerRegistryAuth"];
         delete?: never;
@@ -1027,6 +1027,15 @@ export interface operations {
                 headers: {
                     /** @description How to authenticate: `Bearer realm="podplate"`. */
                     "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Quota exceeded */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

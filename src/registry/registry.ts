@@ -53,7 +53,7 @@ export class Registry {
       if (!options.keyring) throw new Error('This registry was made without the keys that seal secrets (RegistryOptions.keyring).');
       return options.keyring;
     };
-    this.registryAuths = new RegistryAuths(store, keyring);
+    this.registryAuths = new RegistryAuths(store, keyring, options.quotas ?? NO_QUOTAS);
     this.secrets = new Secrets(store, keyring);
   }
 
