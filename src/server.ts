@@ -106,6 +106,7 @@ export async function serve(config: Config = readConfig()): Promise<void> {
       endpoints: config.QUOTA_ENDPOINTS_PER_ACCOUNT,
       registryAuths: config.QUOTA_REGISTRY_AUTHS_PER_ACCOUNT,
     },
+    history: { revisionsKept: config.REVISIONS_KEPT_PER_TEMPLATE, releasesKept: config.RELEASES_KEPT_PER_ENDPOINT },
     keyring,
   });
   try {

@@ -278,7 +278,7 @@ export interface paths {
         };
         /**
          * List a template's revisions
-         * @description Every revision of a template of the caller, newest first: a full snapshot, its diff against the revision before, which key made it and when. A `Link: <…>; rel="next"` header gives the next page.
+         * @description The revisions a template of the caller keeps, newest first: a full snapshot, its diff against the revision before, which key made it and when. A template keeps its newest `REVISIONS_KEPT_PER_TEMPLATE` (100 by default); the list ends at the oldest kept. A `Link: <…>; rel="next"` header gives the next page.
          */
         get: operations["ListTemplateRevisions"];
         put?: never;
@@ -300,7 +300,7 @@ export interface paths {
         put?: never;
         /**
          * Roll a template back to an earlier revision
-         * @description Makes a new revision whose content equals revision `revision` (category and Serverless-ness never change), and starts a rolling release like any change. Rolling back to content equal to the current one changes nothing.
+         * @description Makes a new revision whose content equals revision `revision` (category and Serverless-ness never change), and starts a rolling release like any change. Rolling back to content equal to the current one changes nothing. A revision no longer kept (older than the newest `REVISIONS_KEPT_PER_TEMPLATE`) is a 409 naming `/revision`.
          */
         post: operations["RollbackTemplate"];
         delete?: never;

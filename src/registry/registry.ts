@@ -1,5 +1,6 @@
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
 import { NO_QUOTAS, type Quotas } from '../domain/quota.ts';
+import { type HistoryBounds, KEEP_ALL } from '../domain/revision.ts';
 import { Releases } from '../releases/releases.ts';
 import type { Keyring } from '../secrets/keyring.ts';
 import type { DatabaseFigures, Store } from '../store/store.ts';
@@ -17,6 +18,8 @@ export interface RegistryOptions {
   keyCacheTtlMs: number;
   /** Per account; 0 turns one off. */
   quotas?: Quotas;
+  /** How many revisions a template keeps, and releases an endpoint; 0 keeps every one. */
+  history?: HistoryBounds;
   /** Failed authentications one client address may make a minute before they are answered 429; 0 turns it off. */
   authFailuresPerMinute?: number;
   /**
@@ -44,7 +47,7 @@ export class Registry {
     private readonly store: Store,
     options: RegistryOptions,
   ) {
-    this.templates = new Templates(store, options.quotas ?? NO_QUOTAS);
+    this.templates = new Templates(store, options.quotas ?? NO_QUOTAS, options.history ?? KEEP_ALL);
     this.endpoints = new Endpoints(store, options.quotas ?? NO_QUOTAS);
     this.releases = new Releases(store);
     this.limits = new Limits(store.shared ? store.rateBuckets : undefined);

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { type AppOptions, buildApp } from '../../src/app.ts';
 import type { Role } from '../../src/domain/account.ts';
 import type { Quotas } from '../../src/domain/quota.ts';
+import type { HistoryBounds } from '../../src/domain/revision.ts';
 import { Registry } from '../../src/registry/registry.ts';
 import { Keyring, newKeyText } from '../../src/secrets/keyring.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
@@ -88,7 +89,13 @@ export interface Harness {
 }
 
 export type HarnessConfig = Partial<
-  AppOptions['config'] & { KEY_CACHE_TTL_MS: number; AUTH_FAILURES_PER_MINUTE: number; quotas: Quotas; keyring: Keyring }
+  AppOptions['config'] & {
+    KEY_CACHE_TTL_MS: number;
+    AUTH_FAILURES_PER_MINUTE: number;
+    quotas: Quotas;
+    history: HistoryBounds;
+    keyring: Keyring;
+  }
 >;
 
 export async function startHarness(dialect: DialectName, config: HarnessConfig = {}): Promise<Harness> {
@@ -101,10 +108,18 @@ export async function openHarness(database: Database, config: HarnessConfig = {}
   // tests restart PostgreSQL: a statement may take up to 30 s here before it is cancelled.
   const store = Store.open(dialectFor(database.url, { poolSize: 5, statementTimeoutMs: 30_000, connectionTimeoutMs: 5000 }));
   await store.migrate();
-  const { KEY_CACHE_TTL_MS = 2000, AUTH_FAILURES_PER_MINUTE = 0, quotas, keyring = Keyring.fromText(newKeyText()), ...appConfig } = config;
+  const {
+    KEY_CACHE_TTL_MS = 2000,
+    AUTH_FAILURES_PER_MINUTE = 0,
+    quotas,
+    history,
+    keyring = Keyring.fromText(newKeyText()),
+    ...appConfig
+  } = config;
   const registry = new Registry(store, {
     keyCacheTtlMs: KEY_CACHE_TTL_MS,
     quotas,
+    history,
     authFailuresPerMinute: AUTH_FAILURES_PER_MINUTE,
     keyring,
   });
