@@ -4,6 +4,7 @@ import type { Store } from '../store/store.ts';
 import type { TransferSummary } from './export.ts';
 import { count, FORMAT, InvalidExport, type Progress, VERSION } from './format.ts';
 import { References } from './references.ts';
+import { checkedRow } from './template-rows.ts';
 
 // `podplate import`: an export written into an empty database, all of it or nothing, naming the line at fault.
 
@@ -151,9 +152,10 @@ class Reader {
       const wrong = kindMismatch(kind, values[i]);
       if (wrong) throw new InvalidExport(this.line, `${table.name}.${table.columns[i]} ${wrong}`);
     }
-    this.references.row(table, values, this.line);
+    const checked = checkedRow(table, values, this.line);
+    this.references.row(table, checked, this.line);
     section.seen++;
-    section.batch.push(values);
+    section.batch.push(checked);
     section.lines.push(this.line);
     if (section.batch.length >= this.writer.rowsPerInsert(table)) await this.flush(section);
   }

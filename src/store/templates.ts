@@ -286,7 +286,8 @@ export class TemplateRepository {
   }
 }
 
-function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'> & { seq?: number } {
+/** A template as its row's columns, its representation and search text built from it. */
+export function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'> & { seq?: number } {
   return {
     id: t.id,
     owner_id: t.ownerId,
@@ -316,7 +317,8 @@ function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'> & { s
   };
 }
 
-function toTemplate(row: Selectable<TemplatesTable>): TemplateRecord {
+/** A template row as the record it stores. */
+export function toTemplate(row: Selectable<TemplatesTable>): TemplateRecord {
   return {
     id: row.id,
     name: row.name,

@@ -256,6 +256,77 @@ describe('import refuses what it must, and changes nothing', () => {
         },
         /line \d+: endpoint \w+ and its template \w+ \(line \d+\) have different owners/,
       ],
+      // A template row's values as the API would take them (domain/template.ts), checked by import too.
+      [
+        'a template of a category the API refuses',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'templates',
+            () => true,
+            (set) => set('category', 'QUANTUM'),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: template \w+ holds what the API refuses: \/category must be one of NVIDIA, AMD, CPU/,
+      ],
+      [
+        'a template whose image the API refuses',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'templates',
+            () => true,
+            (set) => set('image_name', 'RunPod/PyTorch'),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: template \w+ holds what the API refuses: \/imageName repository names must be lowercase/,
+      ],
+      [
+        'a template whose env is not a JSON map',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'templates',
+            () => true,
+            (set) => set('env', '{"A": 1'),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: templates.env is not JSON text/,
+      ],
+      [
+        'a template whose flag is neither 0 nor 1',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'templates',
+            () => true,
+            (set) => set('is_public', 7),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: templates.is_public must be 0 or 1/,
+      ],
+      [
+        'a revision whose snapshot the API refuses',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'template_revisions',
+            () => true,
+            (set, value) => set('snapshot', JSON.stringify({ ...JSON.parse(value('snapshot') as string), containerDiskInGb: 0 })),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: revision \d+ of template \w+ holds what the API refuses: \/containerDiskInGb must be at least 1/,
+      ],
       [
         "a line longer than any export's",
         () => [lines[0], lines[1], `${' '.repeat(17 * 1024 * 1024)}[]`, ...lines.slice(2)].join('\n'),
@@ -281,6 +352,43 @@ describe('import refuses what it must, and changes nothing', () => {
         }
       });
     }
+  }
+
+  for (const dialect of DIALECTS) {
+    test(`a stored body that lies is rebuilt from the columns: GET answers what the row holds [${dialect}]`, async () => {
+      const copy = [...lines];
+      let id = '';
+      editRow(
+        copy,
+        'templates',
+        (value) => value('is_public') === 1,
+        (set, value) => {
+          id = value('id') as string;
+          const told = JSON.parse(value('body') as string);
+          set('body', JSON.stringify({ ...told, name: 'not what the row says', imageName: 'evil/miner:latest', isPublic: false }));
+          set('search', 'pytorch notebook');
+        },
+      );
+      const input = join(dir, `lying-${files++}.ndjson`);
+      writeFileSync(input, copy.join('\n'));
+      const target = await freshDatabase(dialect);
+      const r = podplate(['import', '--input', input], target.url);
+      assert.equal(r.code, 0, r.stderr);
+      const h = await openHarness(target);
+      try {
+        const row = JSON.parse(lines.find((l) => l.includes(`"${id}"`) && l.startsWith('[')) as string) as unknown[];
+        const key = await h.key('reader');
+        const got = await h.call('GET', `/v1/templates/${id}?includePublicTemplates=true`, { key });
+        assert.equal(got.status, 200, got.text);
+        assert.ok(row.includes(got.body.name), "the name is the column's");
+        assert.ok(row.includes(got.body.imageName), "the image is the column's");
+        assert.equal(got.body.isPublic, true);
+        const found = await h.call('GET', '/v1/templates?includePublicTemplates=true&q=notebook&limit=1000', { key });
+        assert.ok(!found.body.some((t: { id: string }) => t.id === id), 'search is rebuilt from the columns too');
+      } finally {
+        await h.close();
+      }
+    });
   }
 
   test('an export refuses a database whose schema is not up to date', async () => {
