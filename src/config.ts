@@ -52,6 +52,19 @@ export const ConfigSchema = Type.Object({
     "Bytes of templates one account may hold (each template's text, about its JSON size); 0 turns the quota off.",
   ),
   QUOTA_ENDPOINTS_PER_ACCOUNT: integer(1000, 0, 100_000_000, 'Endpoints one account may have; 0 turns the quota off.'),
+  QUOTA_REGISTRY_AUTHS_PER_ACCOUNT: integer(100, 0, 100_000_000, 'Registry auths one account may have; 0 turns the quota off.'),
+  REVISIONS_KEPT_PER_TEMPLATE: integer(
+    100,
+    0,
+    100_000_000,
+    'Revisions a template keeps: a change past it deletes the oldest in its transaction. 0 keeps every revision.',
+  ),
+  RELEASES_KEPT_PER_ENDPOINT: integer(
+    100,
+    0,
+    100_000_000,
+    'Releases an endpoint keeps: older ones, once finished and announced, are deleted by the change that passes it. 0 keeps all.',
+  ),
   AUTH_FAILURES_PER_MINUTE: integer(
     60,
     0,

@@ -76,7 +76,7 @@ export interface paths {
         put?: never;
         /**
          * Create a container registry auth
-         * @description Stores credentials for a private registry, the password encrypted. A template of yours refers to them by `containerRegistryAuthId`; the platform reads them back to pull its image. The password is never shown again.
+         * @description Stores credentials for a private registry, the password encrypted. A template of yours refers to them by `containerRegistryAuthId`; the platform reads them back to pull its image. The password is never shown again. An account may hold at most `QUOTA_REGISTRY_AUTHS_PER_ACCOUNT` of them (403 `quota-exceeded` beyond).
          */
         post: operations["CreateContainerRegistryAuth"];
         delete?: never;
@@ -302,7 +302,7 @@ export interface paths {
         };
         /**
          * List a template's revisions
-         * @description Every revision of a template of the caller, newest first: a full snapshot, its diff against the revision before, which key made it and when. A `Link: <…>; rel="next"` header gives the next page.
+         * @description The revisions a template of the caller keeps, newest first: a full snapshot, its diff against the revision before, which key made it and when. A template keeps its newest `REVISIONS_KEPT_PER_TEMPLATE` (100 by default); the list ends at the oldest kept. A `Link: <…>; rel="next"` header gives the next page.
          */
         get: operations["ListTemplateRevisions"];
         put?: never;
@@ -324,7 +324,7 @@ export interface paths {
         put?: never;
         /**
          * Roll a template back to an earlier revision
-         * @description Makes a new revision whose content equals revision `revision` (category and Serverless-ness never change), and starts a rolling release like any change. Rolling back to content equal to the current one changes nothing.
+         * @description Makes a new revision whose content equals revision `revision` (category and Serverless-ness never change), and starts a rolling release like any change. Rolling back to content equal to the current one changes nothing. A revision no longer kept (older than the newest `REVISIONS_KEPT_PER_TEMPLATE`) is a 409 naming `/revision`.
          */
         post: operations["RollbackTemplate"];
         delete?: never;
@@ -1167,6 +1167,15 @@ export interface operations {
                 headers: {
                     /** @description How to authenticate: `Bearer realm="podplate"`. */
                     "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Quota exceeded */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

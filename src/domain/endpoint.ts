@@ -117,6 +117,8 @@ export const mayActOn = (caller: Pick<Caller, 'accountId' | 'role'>, endpoint: E
 
 export const RELEASE_STATUSES = ['pending', 'rolling', 'completed', 'failed', 'superseded'] as const;
 export type ReleaseStatus = (typeof RELEASE_STATUSES)[number];
+/** A release in one of these changes no more. */
+export const FINISHED_STATUSES: ReleaseStatus[] = ['completed', 'failed', 'superseded'];
 
 export interface ReleaseRecord {
   id: string;

@@ -1,27 +1,31 @@
 import { DomainError } from './errors.ts';
 import type { TemplateContent } from './template.ts';
 
-// Quotas per account: how many templates, how many bytes of them, how many endpoints. 0 turns one off.
+// Quotas per account: how many templates, how many bytes of them, how many endpoints, how many registry auths.
+// 0 turns one off.
 
 export interface Quotas {
   templates: number;
   bytes: number;
   endpoints: number;
+  registryAuths: number;
 }
 
-/** What an account holds (kept by the database itself, see store migration 0005). */
+/** What an account holds (kept by the database itself, see store migrations 0005 and 0012). */
 export interface AccountUsage {
   templates: number;
   templateBytes: number;
   endpoints: number;
+  registryAuths: number;
 }
 
-export const NO_QUOTAS: Quotas = { templates: 0, bytes: 0, endpoints: 0 };
+export const NO_QUOTAS: Quotas = { templates: 0, bytes: 0, endpoints: 0, registryAuths: 0 };
 
 const SETTING = {
   templates: 'QUOTA_TEMPLATES_PER_ACCOUNT',
   bytes: 'QUOTA_BYTES_PER_ACCOUNT',
   endpoints: 'QUOTA_ENDPOINTS_PER_ACCOUNT',
+  registryAuths: 'QUOTA_REGISTRY_AUTHS_PER_ACCOUNT',
 } as const;
 type Quota = keyof typeof SETTING;
 
@@ -86,6 +90,14 @@ export function quotaExceeded(after: AccountUsage, added: Partial<AccountUsage>,
     return new QuotaExceeded(
       { name: SETTING.endpoints, limit: quotas.endpoints, used },
       `This account has ${n(used)} endpoints; an account may have at most ${n(quotas.endpoints)}. Delete one to make room.`,
+    );
+  }
+  const registryAuths = added.registryAuths ?? 0;
+  if (quotas.registryAuths > 0 && registryAuths > 0 && after.registryAuths > quotas.registryAuths) {
+    const used = after.registryAuths - registryAuths;
+    return new QuotaExceeded(
+      { name: SETTING.registryAuths, limit: quotas.registryAuths, used },
+      `This account has ${n(used)} registry auths; an account may have at most ${n(quotas.registryAuths)}. Delete one to make room.`,
     );
   }
   return undefined;

@@ -27,6 +27,20 @@ export interface RevisionRecord {
   createdAt: string;
 }
 
+/**
+ * How much history is kept: a template's newest `revisionsKept` revisions, an endpoint's newest `releasesKept`
+ * releases (a release unfinished or not yet announced is kept whatever its age). 0 keeps everything.
+ */
+export interface HistoryBounds {
+  revisionsKept: number;
+  releasesKept: number;
+}
+
+export const KEEP_ALL: HistoryBounds = { revisionsKept: 0, releasesKept: 0 };
+
+/** The newest revision a change to revision `latest` prunes up to (none while fewer than `kept` exist). */
+export const prunedUpTo = (latest: number, kept: number): number => (kept > 0 ? latest - kept : 0);
+
 /** The content of a template: every field its owner chose. */
 export const contentOf = (t: TemplateContent): TemplateContent =>
   Object.fromEntries(CONTENT_FIELDS.map((field) => [field, t[field]])) as TemplateContent;

@@ -3,19 +3,44 @@ import { DUMP_TABLES, type DumpTable, type DumpWriter, kindMismatch, notEmpty, R
 import type { Store } from '../store/store.ts';
 import type { TransferSummary } from './export.ts';
 import { count, FORMAT, InvalidExport, type Progress, VERSION } from './format.ts';
+import { References } from './references.ts';
+import { checkedRow } from './template-rows.ts';
 
 // `podplate import`: an export written into an empty database, all of it or nothing, naming the line at fault.
 
-/** The lines of a stream, a chunk's worth at a time, without holding more than a chunk and one line. */
-async function* lineBatches(input: Readable): AsyncGenerator<string[]> {
+/**
+ * The longest line an import reads. An export's longest rows are a revision or a kept response of a template at its
+ * bounds (a 1 MiB body, and a diff holding its old and new values): a few MiB. A longer line is not an export's.
+ */
+export const MAX_LINE_CHARS = 16 * 1024 * 1024;
+
+/**
+ * The lines of a stream, a chunk's worth at a time, without holding more than a chunk and one line: each chunk is
+ * searched once (a long line is kept as its pieces, not joined and searched again per chunk), and a line longer
+ * than MAX_LINE_CHARS is refused by its number as soon as it is.
+ */
+async function* lineBatches(input: Readable, firstLine: () => number): AsyncGenerator<string[]> {
   input.setEncoding('utf8');
-  let rest = '';
+  let pieces: string[] = [];
+  let held = 0;
   for await (const chunk of input as AsyncIterable<string>) {
-    const lines = (rest + chunk).split('\n');
-    rest = lines.pop() as string;
+    const lines = chunk.split('\n');
+    const last = lines.pop() as string;
+    if (lines.length > 0) {
+      lines[0] = pieces.join('') + lines[0];
+      pieces = [];
+      held = 0;
+    }
+    const tooLong = lines.findIndex((line) => line.length > MAX_LINE_CHARS);
+    if (tooLong >= 0 || held + last.length > MAX_LINE_CHARS) {
+      const at = firstLine() + (tooLong >= 0 ? tooLong : lines.length);
+      throw new InvalidExport(at, `a line longer than ${count(MAX_LINE_CHARS)} characters: no export has one`);
+    }
+    pieces.push(last);
+    held += last.length;
     yield lines;
   }
-  if (rest !== '') yield [rest];
+  if (held > 0) yield [pieces.join('')];
 }
 
 interface Section {
@@ -42,6 +67,7 @@ class Reader {
   private total = 0;
   /** The insert under way: the next batch is read and checked meanwhile (one insert at a time, on one connection). */
   private writing: Promise<void> = Promise.resolve();
+  private readonly references = new References();
 
   constructor(
     private readonly writer: DumpWriter,
@@ -50,7 +76,7 @@ class Reader {
 
   async read(input: Readable): Promise<void> {
     try {
-      for await (const lines of lineBatches(input)) {
+      for await (const lines of lineBatches(input, () => this.line + 1)) {
         for (const text of lines) await this.take(text);
       }
     } catch (error) {
@@ -126,8 +152,10 @@ class Reader {
       const wrong = kindMismatch(kind, values[i]);
       if (wrong) throw new InvalidExport(this.line, `${table.name}.${table.columns[i]} ${wrong}`);
     }
+    const checked = checkedRow(table, values, this.line);
+    this.references.row(table, checked, this.line);
     section.seen++;
-    section.batch.push(values);
+    section.batch.push(checked);
     section.lines.push(this.line);
     if (section.batch.length >= this.writer.rowsPerInsert(table)) await this.flush(section);
   }
@@ -166,6 +194,7 @@ class Reader {
 
   private async end(line: Record<string, unknown>): Promise<void> {
     await this.closeSection();
+    this.references.done();
     if (line.rows !== this.total)
       throw new InvalidExport(this.line, `the end line counts ${String(line.rows)} rows; the stream has ${this.total}`);
     this.ended = true;

@@ -1,6 +1,7 @@
 import { DomainError, forbidden, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Page } from '../domain/page.ts';
+import { NO_QUOTAS, type Quotas, quotaExceeded } from '../domain/quota.ts';
 import type { RegistryAuthCreate, RegistryAuthCredentials, RegistryAuthRecord } from '../domain/registry-auth.ts';
 import { now } from '../domain/time.ts';
 import type { Caller } from '../domain/visibility.ts';
@@ -19,6 +20,7 @@ export class RegistryAuths {
   constructor(
     private readonly store: Store,
     private readonly keyring: () => Keyring,
+    private readonly quotas: Quotas = NO_QUOTAS,
   ) {}
 
   async create(caller: Caller, input: RegistryAuthCreate): Promise<RegistryAuthRecord> {
@@ -30,7 +32,14 @@ export class RegistryAuths {
       createdAt: now(),
     };
     const sealedPassword = this.keyring().seal(input.password, sealedContext(REGISTRY_AUTH_PASSWORDS, auth.id));
-    await this.store.transaction((tx) => tx.registryAuths.insert({ ...auth, sealedPassword }));
+    await this.store.transaction(async (tx) => {
+      await tx.registryAuths.insert({ ...auth, sealedPassword });
+      // Judged after the insert, under the usage row its trigger locked: concurrent creates take turns (migration 0012).
+      if (this.quotas.registryAuths > 0) {
+        const problem = quotaExceeded(await tx.accounts.usage(caller.accountId), { registryAuths: 1 }, this.quotas);
+        if (problem) throw problem;
+      }
+    });
     return auth;
   }
 

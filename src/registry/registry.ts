@@ -1,4 +1,5 @@
 import { NO_QUOTAS, type Quotas } from '../domain/quota.ts';
+import { type HistoryBounds, KEEP_ALL } from '../domain/revision.ts';
 import { Releases } from '../releases/releases.ts';
 import type { Keyring } from '../secrets/keyring.ts';
 import type { DatabaseFigures, Store } from '../store/store.ts';
@@ -15,6 +16,8 @@ export type { DatabaseFigures };
 export interface RegistryOptions {
   /** Per account; 0 turns one off. */
   quotas?: Quotas;
+  /** How many revisions a template keeps, and releases an endpoint; 0 keeps every one. */
+  history?: HistoryBounds;
   /** Failed authentications one client address may make a minute before they are answered 429; 0 turns it off. */
   authFailuresPerMinute?: number;
   /**
@@ -46,7 +49,7 @@ export class Registry {
     private readonly store: Store,
     options: RegistryOptions = {},
   ) {
-    this.templates = new Templates(store, options.quotas ?? NO_QUOTAS);
+    this.templates = new Templates(store, options.quotas ?? NO_QUOTAS, options.history ?? KEEP_ALL);
     this.endpoints = new Endpoints(store, options.quotas ?? NO_QUOTAS);
     this.releases = new Releases(store);
     this.limits = new Limits(store.shared ? store.rateBuckets : undefined);
@@ -55,7 +58,7 @@ export class Registry {
       if (!options.keyring) throw new Error('This registry was made without the keys that seal secrets (RegistryOptions.keyring).');
       return options.keyring;
     };
-    this.registryAuths = new RegistryAuths(store, keyring);
+    this.registryAuths = new RegistryAuths(store, keyring, options.quotas ?? NO_QUOTAS);
     this.secrets = new Secrets(store, keyring);
     this.housekeeping = new Housekeeping(store, { outboxRetentionDays: options.outboxRetentionDays ?? 7 });
   }

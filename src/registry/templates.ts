@@ -1,9 +1,17 @@
-import { DomainError, forbidden, invalid, notFound } from '../domain/errors.ts';
+import { conflict, DomainError, forbidden, invalid, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { ListPosition, ListScope, ListSort, Page } from '../domain/page.ts';
 import { NO_QUOTAS, type Quotas, quotaExceeded, templateBytes } from '../domain/quota.ts';
 import { notYourRegistryAuth, seesRegistryAuth } from '../domain/registry-auth.ts';
-import { contentOf, diffContent, type FieldChange, type RevisionRecord } from '../domain/revision.ts';
+import {
+  contentOf,
+  diffContent,
+  type FieldChange,
+  type HistoryBounds,
+  KEEP_ALL,
+  prunedUpTo,
+  type RevisionRecord,
+} from '../domain/revision.ts';
 import {
   applyUpdate,
   checkSentBack,
@@ -74,6 +82,16 @@ async function checkRegistryAuth(tx: Transaction, ownerId: string, content: Temp
 const shownTo = (caller: Caller, ownerId: string, json: string): string =>
   seesRegistryAuth(caller, ownerId) ? json : withoutRegistryAuth(json);
 
+/** A rollback to a revision pruned since (see HistoryBounds): it was, and is no more. */
+function notKept(revision: number, oldest: number | undefined, current: TemplateRecord): DomainError {
+  const kept = `revisions ${oldest ?? current.revision} to ${current.revision}`;
+  return conflict(
+    `Revision ${revision} is no longer kept: a template keeps its newest revisions, and this one has ${kept}. ` +
+      'Roll back to one of those, or update the template to the values you want.',
+    [{ path: '/revision', message: `is no longer kept (this template keeps ${kept})` }],
+  );
+}
+
 function check(precondition: Precondition | undefined, template: TemplateRecord): void {
   if (precondition && !precondition(template.revision)) {
     throw new DomainError(
@@ -96,6 +114,7 @@ export class Templates {
   constructor(
     private readonly store: Store,
     private readonly quotas: Quotas = NO_QUOTAS,
+    private readonly history: HistoryBounds = KEEP_ALL,
   ) {}
 
   create(caller: Caller, input: TemplateCreate, request?: Once<TemplateRecord>): Promise<Answer<TemplateRecord>> {
@@ -152,7 +171,7 @@ export class Templates {
 
   update(caller: Caller, id: string, update: TemplateUpdate, precondition?: Precondition): Promise<TemplateRecord> {
     return this.store.transaction((tx) =>
-      change(tx, caller, id, precondition, this.quotas, async (current) => {
+      change(tx, caller, id, precondition, this.quotas, this.history, async (current) => {
         // Against the row as locked, so a concurrent change can't slip between; the owner is the caller, named only if asked.
         const ownerName = update.ownerName === undefined ? '' : ((await tx.accounts.nameOf(current.ownerId)) ?? '');
         checkSentBack({ ...current, ownerName }, update);
@@ -169,8 +188,10 @@ export class Templates {
     request?: Once<TemplateRecord>,
   ): Promise<Answer<TemplateRecord>> {
     return once(this.store, caller.accountId, request, (tx) =>
-      change(tx, caller, id, precondition, this.quotas, async (current) => {
+      change(tx, caller, id, precondition, this.quotas, this.history, async (current) => {
         const target = await tx.templates.findRevision(id, revision);
+        if (!target && revision >= 1 && revision <= current.revision)
+          throw notKept(revision, await tx.templates.oldestRevision(id), current);
         if (!target) {
           throw invalid(`Revision ${revision} does not exist; this template has revisions 1 to ${current.revision}.`, [
             { path: '/revision', message: `is not a revision of this template (1 to ${current.revision})` },
@@ -227,6 +248,7 @@ async function change(
   id: string,
   precondition: Precondition | undefined,
   quotas: Quotas,
+  history: HistoryBounds,
   contentFor: (current: TemplateRecord) => Promise<TemplateContent>,
 ): Promise<TemplateRecord> {
   const current = await ownTemplate(tx, caller, id, true);
@@ -247,6 +269,7 @@ async function change(
     keyId: caller.keyId,
     createdAt: at,
   });
-  await startRelease(tx, next, diff, at);
+  await tx.templates.pruneRevisions(id, prunedUpTo(next.revision, history.revisionsKept));
+  await startRelease(tx, next, diff, at, history.releasesKept);
   return next;
 }

@@ -1,12 +1,12 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { RELEASE_STATUSES, type ReleaseStatus } from '../domain/endpoint.ts';
+import { FINISHED_STATUSES, RELEASE_STATUSES, type ReleaseStatus } from '../domain/endpoint.ts';
 import { FieldChangeSchema } from '../domain/revision.ts';
 
 // A rolling release: how a change of a template reaches the workers of the endpoint bound to it. Its record is
 // part of the endpoint's (domain/endpoint.ts); here are its API shapes and the rule of how it progresses.
 
 /** A release in one of these states changes no more. */
-const FINISHED: ReadonlySet<ReleaseStatus> = new Set(['completed', 'failed', 'superseded']);
+const FINISHED: ReadonlySet<ReleaseStatus> = new Set(FINISHED_STATUSES);
 
 export const ReleaseProgress = Type.Object(
   {

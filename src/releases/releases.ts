@@ -3,7 +3,7 @@ import { DomainError, invalid, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { OutboxBacklog } from '../domain/outbox.ts';
 import type { Page } from '../domain/page.ts';
-import type { FieldChange } from '../domain/revision.ts';
+import { type FieldChange, prunedUpTo } from '../domain/revision.ts';
 import type { TemplateRecord } from '../domain/template.ts';
 import { now } from '../domain/time.ts';
 import type { Caller } from '../domain/visibility.ts';
@@ -11,6 +11,9 @@ import type { Repositories, Store, Transaction } from '../store/store.ts';
 import { progressProblem, type ReleaseProgress } from './release.ts';
 
 export const RELEASE_CREATED = 'release.created';
+
+/** The most releases one change prunes: a backlog (of releases kept while undelivered) goes this many at a time. */
+const PRUNED_PER_CHANGE = 100;
 
 /** A release as the API shows it: with the state of the webhook that announced it. */
 export type ShownRelease = ReleaseRecord & { delivery: DeliveryState };
@@ -24,6 +27,7 @@ export async function startRelease(
   template: TemplateRecord,
   diff: FieldChange[],
   at: string,
+  releasesKept = 0,
 ): Promise<ReleaseRecord | undefined> {
   if (template.endpointId === null) return undefined;
   const endpoint = await tx.endpoints.find(template.endpointId);
@@ -50,6 +54,7 @@ export async function startRelease(
     payload: JSON.stringify(releaseEvent(release, endpoint, template)),
     createdAt: at,
   });
+  await tx.endpoints.pruneReleases(endpoint.id, prunedUpTo(release.version, releasesKept), PRUNED_PER_CHANGE);
   return release;
 }
 

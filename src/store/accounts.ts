@@ -111,13 +111,14 @@ export class AccountRepository {
   async usage(accountId: string): Promise<AccountUsage> {
     const row = await this.core.db
       .selectFrom('account_usage')
-      .select(['templates', 'template_bytes', 'endpoints'])
+      .select(['templates', 'template_bytes', 'endpoints', 'registry_auths'])
       .where('account_id', '=', accountId)
       .executeTakeFirst();
     return {
       templates: Number(row?.templates ?? 0),
       templateBytes: Number(row?.template_bytes ?? 0),
       endpoints: Number(row?.endpoints ?? 0),
+      registryAuths: Number(row?.registry_auths ?? 0),
     };
   }
 

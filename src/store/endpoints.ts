@@ -1,7 +1,8 @@
-import { type Selectable, sql } from 'kysely';
+import { type CompiledQuery, type Selectable, sql } from 'kysely';
 import {
   type EndpointRecord,
   endpointNameTaken,
+  FINISHED_STATUSES,
   type ReleaseRecord,
   type ReleaseStatus,
   templateAlreadyBound,
@@ -129,6 +130,40 @@ export class EndpointRepository {
         updated_at: release.updatedAt,
       })
       .execute();
+  }
+
+  /**
+   * Deletes the endpoint's releases of version `upTo` and below that are finished and whose webhook was delivered, with
+   * their delivered outbox events; at most `limit` of them (each change adds one release, so one prune a change keeps
+   * up, and a backlog left by an undelivered webhook goes `limit` at a time once it is delivered). Read down the
+   * (endpoint_id, version) key and outbox_subject.
+   */
+  async pruneReleases(endpointId: string, upTo: number, limit: number): Promise<void> {
+    this.core.requireTransaction('Pruning releases');
+    if (upTo < 1) return;
+    const ids = (await this.prunableQuery(endpointId, upTo, limit).execute()).map((row) => row.id);
+    if (ids.length === 0) return;
+    await this.core.db.deleteFrom('outbox').where('subject_id', 'in', ids).execute();
+    await this.core.db.deleteFrom('releases').where('id', 'in', ids).execute();
+  }
+
+  /** The SQL that finds the releases `pruneReleases` deletes (tests read its plan). */
+  prunableReleasesSql(endpointId: string, upTo: number, limit: number): CompiledQuery {
+    return this.prunableQuery(endpointId, upTo, limit).compile();
+  }
+
+  private prunableQuery(endpointId: string, upTo: number, limit: number) {
+    return this.core.db
+      .selectFrom('releases as r')
+      .select('r.id')
+      .where('r.endpoint_id', '=', endpointId)
+      .where('r.version', '<=', upTo)
+      .where('r.status', 'in', FINISHED_STATUSES)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('outbox as o').select('o.seq').whereRef('o.subject_id', '=', 'r.id').where('o.delivered_at', 'is', null))),
+      )
+      .orderBy('r.version')
+      .limit(limit);
   }
 
   /** The release; with `lock`, its row stays locked against other writers until the transaction ends. */

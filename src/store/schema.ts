@@ -137,6 +137,8 @@ export interface AccountUsageTable {
   templates: number;
   template_bytes: number;
   endpoints: number;
+  /** Migration 0012. */
+  registry_auths: number;
 }
 
 /** Token buckets shared by every process (migration 0006). */

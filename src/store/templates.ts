@@ -231,6 +231,36 @@ export class TemplateRepository {
     });
   }
 
+  /**
+   * Deletes the template's revisions numbered `upTo` and below: the oldest, down the primary key (template_id,
+   * revision), which reads only the rows it deletes.
+   */
+  async pruneRevisions(templateId: string, upTo: number): Promise<void> {
+    if (upTo < 1) return;
+    await this.pruneQuery(templateId, upTo).execute();
+  }
+
+  /** The SQL `pruneRevisions` runs (tests read its plan). */
+  pruneRevisionsSql(templateId: string, upTo: number): CompiledQuery {
+    return this.pruneQuery(templateId, upTo).compile();
+  }
+
+  private pruneQuery(templateId: string, upTo: number) {
+    return this.core.db.deleteFrom('template_revisions').where('template_id', '=', templateId).where('revision', '<=', upTo);
+  }
+
+  /** The number of the template's oldest kept revision, if it has any. */
+  async oldestRevision(templateId: string): Promise<number | undefined> {
+    const row = await this.core.db
+      .selectFrom('template_revisions')
+      .select('revision')
+      .where('template_id', '=', templateId)
+      .orderBy('revision', 'asc')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.revision;
+  }
+
   async findRevision(templateId: string, revision: number): Promise<RevisionRecord | undefined> {
     const row = await this.core.db
       .selectFrom('template_revisions')
@@ -267,7 +297,8 @@ export class TemplateRepository {
   }
 }
 
-function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'> & { seq?: number } {
+/** A template as its row's columns, its representation and search text built from it. */
+export function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'> & { seq?: number } {
   return {
     id: t.id,
     owner_id: t.ownerId,
@@ -297,7 +328,8 @@ function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'> & { s
   };
 }
 
-function toTemplate(row: Selectable<TemplatesTable>): TemplateRecord {
+/** A template row as the record it stores. */
+export function toTemplate(row: Selectable<TemplatesTable>): TemplateRecord {
   return {
     id: row.id,
     name: row.name,

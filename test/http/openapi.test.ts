@@ -72,6 +72,8 @@ test('documents every operation with its error responses', async () => {
   assert.deepEqual(headers.map((p: { name: string }) => p.name).sort(), ['idempotency-key', 'if-match']);
   assert.ok(doc.paths['/v1/containerregistryauth/{containerRegistryAuthId}'].delete.responses['409']);
   assert.ok(doc.paths['/v1/containerregistryauth/{containerRegistryAuthId}/credentials'].get.responses['403']);
+  assert.ok(doc.paths['/v1/containerregistryauth'].post.responses['403'], 'a create past the quota');
+  assert.match(doc.paths['/v1/templates/{templateId}/rollback'].post.description, /no longer kept .* 409/);
 });
 
 test("registry auths: the public API's names and shapes; the password is write-only and never in a response", async () => {

@@ -9,7 +9,7 @@ import { forEachDialect, type Harness, startHarness, templateBody } from '../sup
 // Quotas per account: templates, their bytes, endpoints. A write that would take an account past one is a 403
 // problem of type quota-exceeded naming the quota, its limit and the use; concurrent creates never overshoot.
 
-const QUOTAS: Quotas = { templates: 10, bytes: 200_000, endpoints: 2 };
+const QUOTAS: Quotas = { templates: 10, bytes: 200_000, endpoints: 2, registryAuths: 3 };
 const QUOTA_TYPE = 'https://podplate.dev/problems/quota-exceeded';
 
 forEachDialect('quotas', (dialect) => {
@@ -89,6 +89,27 @@ forEachDialect('quotas', (dialect) => {
     assert.equal((await bind(2)).status, 200);
   });
 
+  test('registry auths: 20 concurrent creates against a quota of 3 leave exactly 3; deleting one makes room', async () => {
+    const key = await h.key('auths');
+    const createAuth = (name: string) =>
+      h.call('POST', '/v1/containerregistryauth', { key, body: { name, username: 'u'.repeat(255), password: 'p'.repeat(16_384) } });
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => createAuth(`registry ${i}`)));
+    assert.deepEqual(replies.map((r) => r.status).sort(), [...Array(3).fill(200), ...Array(17).fill(403)]);
+    const refused = replies.find((r) => r.status === 403);
+    assert.equal(refused?.body.type, QUOTA_TYPE);
+    assert.deepEqual(refused?.body.quota, { name: 'QUOTA_REGISTRY_AUTHS_PER_ACCOUNT', limit: 3, used: 3 });
+    assert.equal(refused?.body.detail, 'This account has 3 registry auths; an account may have at most 3. Delete one to make room.');
+    const listed = await h.call('GET', '/v1/containerregistryauth', { key });
+    assert.equal(listed.body.length, 3, 'exactly the quota is stored');
+    assert.equal((await h.call('DELETE', `/v1/containerregistryauth/${listed.body[0].id}`, { key })).status, 204);
+    assert.equal((await createAuth('room again')).status, 200);
+    assert.equal((await createAuth('one too many')).status, 403);
+    // Another account's quota is its own.
+    const other = await h.key('auths-neighbour');
+    const mine = await h.call('POST', '/v1/containerregistryauth', { key: other, body: { name: 'r', username: 'u', password: 'p' } });
+    assert.equal(mine.status, 200);
+  });
+
   test('the use follows every writer: rows inserted and deleted by plain SQL count too', async () => {
     const key = await h.key('operated');
     const mine = await create(key, { name: 'mine' });
@@ -131,10 +152,14 @@ forEachDialect('quotas', (dialect) => {
 });
 
 test('a quota of 0 is off', async () => {
-  const h = await startHarness('sqlite', { quotas: { templates: 0, bytes: 0, endpoints: 0 } });
+  const h = await startHarness('sqlite', { quotas: { templates: 0, bytes: 0, endpoints: 0, registryAuths: 0 } });
   try {
     const key = await h.key('free');
     for (let i = 0; i < 12; i++) assert.equal((await h.call('POST', '/v1/templates', { key, body: templateBody() })).status, 200);
+    for (let i = 0; i < 5; i++) {
+      const auth = { name: `free ${i}`, username: 'u', password: 'p' };
+      assert.equal((await h.call('POST', '/v1/containerregistryauth', { key, body: auth })).status, 200);
+    }
   } finally {
     await h.close();
   }

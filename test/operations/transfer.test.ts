@@ -116,6 +116,32 @@ for (const [title, from, path] of directions) {
   });
 }
 
+const tableAt = (ls: string[], name: string) => ls.findIndex((l) => l.startsWith(`{"table":"${name}"`));
+const accountId = (ls: string[], name: string) =>
+  (ls.slice(tableAt(ls, 'accounts') + 1).map((l) => JSON.parse(l)) as string[][]).find((row) => row[1] === name)?.[0] as string;
+
+/** Edits, in place, the first row of `table` that `pick` chooses. */
+function editRow(
+  ls: string[],
+  table: string,
+  pick: (value: (column: string) => unknown) => boolean,
+  edit: (set: (column: string, v: unknown) => void, value: (column: string) => unknown) => void,
+): void {
+  const at = tableAt(ls, table);
+  const { columns, rows } = JSON.parse(ls[at] as string) as { columns: string[]; rows: number };
+  for (let i = at + 1; i <= at + rows; i++) {
+    const row = JSON.parse(ls[i] as string) as unknown[];
+    const value = (column: string) => row[columns.indexOf(column)];
+    if (!pick(value)) continue;
+    edit((column, v) => {
+      row[columns.indexOf(column)] = v;
+    }, value);
+    ls[i] = JSON.stringify(row);
+    return;
+  }
+  throw new Error(`no row of ${table} to edit`);
+}
+
 describe('import refuses what it must, and changes nothing', () => {
   let source: Harness;
   let file: string;
@@ -180,6 +206,132 @@ describe('import refuses what it must, and changes nothing', () => {
         /line 1: format version 2/,
       ],
       ['not an export', () => '{"hello":"world"}\n', /line 1: not a Podplate export/],
+      // What the foreign keys don't hold (operations/references.ts): found by an attacker's stream that imported whole.
+      [
+        "a template naming another account's registry auth",
+        () => {
+          const copy = [...lines];
+          const alice = accountId(copy, 'alice');
+          const authId = 'aliceauth0000000';
+          const at = tableAt(copy, 'registry_auths');
+          copy[at] = (copy[at] as string).replace(/"rows":0/, '"rows":1');
+          copy.splice(at + 1, 0, JSON.stringify([1, authId, alice, 'ghcr', 'alice', 'v1.sealed', '2026-11-24T00:00:00.000Z']));
+          const end = copy.length - 1;
+          copy[end] = (copy[end] as string).replace(/"rows":(\d+)/, (_, n) => `"rows":${Number(n) + 1}`);
+          editRow(
+            copy,
+            'templates',
+            (value) => value('owner_id') === accountId(copy, 'bob'),
+            (set) => set('container_registry_auth_id', authId),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: the template names registry auth aliceauth0000000 \(line \d+\), which belongs to another account/,
+      ],
+      [
+        'a template bound to an endpoint the stream does not hold',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'templates',
+            (value) => value('endpoint_id') === null,
+            (set) => set('endpoint_id', 'nosuchendpoint00'),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: template \w+ is bound to endpoint nosuchendpoint00, which the stream does not hold/,
+      ],
+      [
+        'an endpoint whose template has another owner',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'endpoints',
+            () => true,
+            (set, value) => set('owner_id', accountId(copy, value('owner_id') === accountId(copy, 'bob') ? 'alice' : 'bob')),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: endpoint \w+ and its template \w+ \(line \d+\) have different owners/,
+      ],
+      // A template row's values as the API would take them (domain/template.ts), checked by import too.
+      [
+        'a template of a category the API refuses',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'templates',
+            () => true,
+            (set) => set('category', 'QUANTUM'),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: template \w+ holds what the API refuses: \/category must be one of NVIDIA, AMD, CPU/,
+      ],
+      [
+        'a template whose image the API refuses',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'templates',
+            () => true,
+            (set) => set('image_name', 'RunPod/PyTorch'),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: template \w+ holds what the API refuses: \/imageName repository names must be lowercase/,
+      ],
+      [
+        'a template whose env is not a JSON map',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'templates',
+            () => true,
+            (set) => set('env', '{"A": 1'),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: templates.env is not JSON text/,
+      ],
+      [
+        'a template whose flag is neither 0 nor 1',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'templates',
+            () => true,
+            (set) => set('is_public', 7),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: templates.is_public must be 0 or 1/,
+      ],
+      [
+        'a revision whose snapshot the API refuses',
+        () => {
+          const copy = [...lines];
+          editRow(
+            copy,
+            'template_revisions',
+            () => true,
+            (set, value) => set('snapshot', JSON.stringify({ ...JSON.parse(value('snapshot') as string), containerDiskInGb: 0 })),
+          );
+          return copy.join('\n');
+        },
+        /line \d+: revision \d+ of template \w+ holds what the API refuses: \/containerDiskInGb must be at least 1/,
+      ],
+      [
+        "a line longer than any export's",
+        () => [lines[0], lines[1], `${' '.repeat(17 * 1024 * 1024)}[]`, ...lines.slice(2)].join('\n'),
+        /line 3: a line longer than 16,777,216 characters: no export has one/,
+      ],
     ];
     for (const [what, make, message] of broken) {
       test(`a stream ${what} imports nothing and names the line [${dialect}]`, async () => {
@@ -200,6 +352,43 @@ describe('import refuses what it must, and changes nothing', () => {
         }
       });
     }
+  }
+
+  for (const dialect of DIALECTS) {
+    test(`a stored body that lies is rebuilt from the columns: GET answers what the row holds [${dialect}]`, async () => {
+      const copy = [...lines];
+      let id = '';
+      editRow(
+        copy,
+        'templates',
+        (value) => value('is_public') === 1,
+        (set, value) => {
+          id = value('id') as string;
+          const told = JSON.parse(value('body') as string);
+          set('body', JSON.stringify({ ...told, name: 'not what the row says', imageName: 'evil/miner:latest', isPublic: false }));
+          set('search', 'pytorch notebook');
+        },
+      );
+      const input = join(dir, `lying-${files++}.ndjson`);
+      writeFileSync(input, copy.join('\n'));
+      const target = await freshDatabase(dialect);
+      const r = podplate(['import', '--input', input], target.url);
+      assert.equal(r.code, 0, r.stderr);
+      const h = await openHarness(target);
+      try {
+        const row = JSON.parse(lines.find((l) => l.includes(`"${id}"`) && l.startsWith('[')) as string) as unknown[];
+        const key = await h.key('reader');
+        const got = await h.call('GET', `/v1/templates/${id}?includePublicTemplates=true`, { key });
+        assert.equal(got.status, 200, got.text);
+        assert.ok(row.includes(got.body.name), "the name is the column's");
+        assert.ok(row.includes(got.body.imageName), "the image is the column's");
+        assert.equal(got.body.isPublic, true);
+        const found = await h.call('GET', '/v1/templates?includePublicTemplates=true&q=notebook&limit=1000', { key });
+        assert.ok(!found.body.some((t: { id: string }) => t.id === id), 'search is rebuilt from the columns too');
+      } finally {
+        await h.close();
+      }
+    });
   }
 
   test('an export refuses a database whose schema is not up to date', async () => {

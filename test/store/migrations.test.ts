@@ -51,14 +51,59 @@ forEachDialect('migrations over existing data', (dialect) => {
         await latest.migrate();
         const { templateBytes } = await import('../../src/domain/quota.ts');
         const bytes = (ts: typeof templates) => ts.reduce((sum, t) => sum + templateBytes(t), 0);
-        assert.deepEqual(await latest.accounts.usage('acc_a'), { templates: 2, templateBytes: bytes(templates.slice(0, 2)), endpoints: 1 });
-        assert.deepEqual(await latest.accounts.usage('acc_b'), { templates: 1, templateBytes: bytes(templates.slice(2)), endpoints: 0 });
-        assert.deepEqual(await latest.accounts.usage('acc_none'), { templates: 0, templateBytes: 0, endpoints: 0 });
+        assert.deepEqual(await latest.accounts.usage('acc_a'), {
+          templates: 2,
+          templateBytes: bytes(templates.slice(0, 2)),
+          endpoints: 1,
+          registryAuths: 0,
+        });
+        assert.deepEqual(await latest.accounts.usage('acc_b'), {
+          templates: 1,
+          templateBytes: bytes(templates.slice(2)),
+          endpoints: 0,
+          registryAuths: 0,
+        });
+        assert.deepEqual(await latest.accounts.usage('acc_none'), { templates: 0, templateBytes: 0, endpoints: 0, registryAuths: 0 });
       } finally {
         await latest.close();
       }
     } finally {
       await kysely.destroy();
+    }
+  });
+});
+
+forEachDialect('migration 0012 over existing data', (dialect) => {
+  test('counts the registry auths each account held before it, and follows them from then on', async () => {
+    const db = await freshDatabase(dialect);
+    const sqlDialect = dialectFor(db.url);
+    const kysely = new Kysely<any>({ dialect: sqlDialect.kysely });
+    try {
+      const schema =
+        dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(kysely)).rows[0]?.s : undefined;
+      const migrator = new Migrator({
+        db: kysely,
+        provider: { getMigrations: async () => migrations(sqlDialect) },
+        migrationTableSchema: schema,
+      });
+      assert.equal((await migrator.migrateTo('0007-registry-auths')).error, undefined);
+      await sql`insert into accounts (id, name, role, created_at) values ('acc_a', 'a', 'user', ${at})`.execute(kysely);
+      const auth = (id: string) =>
+        sql`insert into registry_auths (id, owner_id, name, username, password, created_at) values (${id}, 'acc_a', ${id}, 'u', 'sealed', ${at})`;
+      await auth('ra1').execute(kysely);
+      await auth('ra2').execute(kysely);
+      assert.equal((await migrator.migrateToLatest()).error, undefined);
+      const count = async () =>
+        Number(
+          (await sql<{ n: number }>`select registry_auths as n from account_usage where account_id = 'acc_a'`.execute(kysely)).rows[0]?.n,
+        );
+      assert.equal(await count(), 2);
+      await auth('ra3').execute(kysely);
+      await sql`delete from registry_auths where id = 'ra1'`.execute(kysely);
+      assert.equal(await count(), 2, 'an insert and a delete by plain SQL count too');
+    } finally {
+      await kysely.destroy();
+      await db.drop();
     }
   });
 });

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { type AppOptions, buildApp } from '../../src/app.ts';
 import type { Role } from '../../src/domain/account.ts';
 import type { Quotas } from '../../src/domain/quota.ts';
+import type { HistoryBounds } from '../../src/domain/revision.ts';
 import { Registry } from '../../src/registry/registry.ts';
 import { Keyring, newKeyText } from '../../src/secrets/keyring.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
@@ -89,7 +90,13 @@ export interface Harness {
 }
 
 export type HarnessConfig = Partial<
-  AppOptions['config'] & { cache: CacheOptions; AUTH_FAILURES_PER_MINUTE: number; quotas: Quotas; keyring: Keyring }
+  AppOptions['config'] & {
+    cache: CacheOptions;
+    AUTH_FAILURES_PER_MINUTE: number;
+    quotas: Quotas;
+    history: HistoryBounds;
+    keyring: Keyring;
+  }
 >;
 
 export async function startHarness(dialect: DialectName, config: HarnessConfig = {}): Promise<Harness> {
@@ -100,7 +107,14 @@ export async function startHarness(dialect: DialectName, config: HarnessConfig =
 export async function openHarness(database: Database, config: HarnessConfig = {}): Promise<Harness> {
   // Tests assert no speed, and on these shared machines a catalog query has taken over 5 s right after the outage
   // tests restart PostgreSQL: a statement may take up to 30 s here before it is cancelled.
-  const { cache = DEFAULT_CACHE, AUTH_FAILURES_PER_MINUTE = 0, quotas, keyring = Keyring.fromText(newKeyText()), ...appConfig } = config;
+  const {
+    cache = DEFAULT_CACHE,
+    AUTH_FAILURES_PER_MINUTE = 0,
+    quotas,
+    history,
+    keyring = Keyring.fromText(newKeyText()),
+    ...appConfig
+  } = config;
   const store = Store.open(
     dialectFor(database.url, { poolSize: 5, statementTimeoutMs: 30_000, connectionTimeoutMs: 5000 }),
     DEFAULT_STORE_OPTIONS,
@@ -111,6 +125,7 @@ export async function openHarness(database: Database, config: HarnessConfig = {}
   await store.startCache(`podplate-test-${process.pid}`);
   const registry = new Registry(store, {
     quotas,
+    history,
     authFailuresPerMinute: AUTH_FAILURES_PER_MINUTE,
     keyring,
   });

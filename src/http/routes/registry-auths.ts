@@ -20,7 +20,8 @@ export const registryAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Create a container registry auth',
       description:
         'Stores credentials for a private registry, the password encrypted. A template of yours refers to them by ' +
-        '`containerRegistryAuthId`; the platform reads them back to pull its image. The password is never shown again.',
+        '`containerRegistryAuthId`; the platform reads them back to pull its image. The password is never shown again. ' +
+        'An account may hold at most `QUOTA_REGISTRY_AUTHS_PER_ACCOUNT` of them (403 `quota-exceeded` beyond).',
       body: Type.Ref(RegistryAuthCreate),
       response: {
         200: {
@@ -28,7 +29,7 @@ export const registryAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
           headers: { location: responseHeader.location },
           content: { 'application/json': { schema: Type.Ref(RegistryAuth) } },
         },
-        ...problemResponses(400, 401, 409, 413, 415, 429, 503),
+        ...problemResponses(400, 401, 403, 409, 413, 415, 429, 503),
       },
     },
     handler: async (request, reply) => {

@@ -177,8 +177,9 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'ListTemplateRevisions',
       summary: "List a template's revisions",
       description:
-        'Every revision of a template of the caller, newest first: a full snapshot, its diff against the revision before, ' +
-        'which key made it and when. A `Link: <…>; rel="next"` header gives the next page.',
+        'The revisions a template of the caller keeps, newest first: a full snapshot, its diff against the revision ' +
+        'before, which key made it and when. A template keeps its newest `REVISIONS_KEPT_PER_TEMPLATE` (100 by default); ' +
+        'the list ends at the oldest kept. A `Link: <…>; rel="next"` header gives the next page.',
       params,
       querystring: PageQuery,
       response: {
@@ -201,7 +202,8 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Roll a template back to an earlier revision',
       description:
         'Makes a new revision whose content equals revision `revision` (category and Serverless-ness never change), and ' +
-        'starts a rolling release like any change. Rolling back to content equal to the current one changes nothing.',
+        'starts a rolling release like any change. Rolling back to content equal to the current one changes nothing. ' +
+        'A revision no longer kept (older than the newest `REVISIONS_KEPT_PER_TEMPLATE`) is a 409 naming `/revision`.',
       params,
       headers: Type.Object({ ...IfMatch.properties, ...IdempotencyKey }, { additionalProperties: true }),
       body: Type.Ref(RollbackInput),
