@@ -76,6 +76,18 @@ async function page<T>(path: string): Promise<Page<T>> {
   return { items: data, next: nextLink(headers.get('link')) };
 }
 
+/** Every item of a list, following its pages. */
+async function all<T>(first: string): Promise<T[]> {
+  const items: T[] = [];
+  let next: string | undefined = first;
+  while (next) {
+    const one: Page<T> = await page<T>(next);
+    items.push(...one.items);
+    next = one.next;
+  }
+  return items;
+}
+
 export interface TemplateQuery {
   includePublicTemplates?: boolean;
   includePlatformTemplates?: boolean;
@@ -128,21 +140,27 @@ export const api = {
   endpoints: (cursor?: string) => page<Endpoint>(`/v1/endpoints${query({ limit: 50, cursor })}`),
   endpointsAt: (url: string) => page<Endpoint>(url),
   endpoint: async (endpointId: string) => (await call<Endpoint>('GET', `/v1/endpoints/${id(endpointId)}`)).data,
+  /** Every endpoint of the caller, all pages: which of its templates are live, and where. */
+  allEndpoints: () => all<Endpoint>('/v1/endpoints?limit=100'),
+  createEndpoint: async (body: unknown) => (await call<Endpoint>('POST', '/v1/endpoints', { body })).data,
+  removeEndpoint: (endpointId: string) => call<null>('DELETE', `/v1/endpoints/${id(endpointId)}`),
+  /** A template's revision by number (its content then), looked for down the pages of its history. */
+  revision: async (templateId: string, revision: number) => {
+    let next: string | undefined = `/v1/templates/${id(templateId)}/revisions?limit=100`;
+    while (next) {
+      const one: Page<Revision> = await page<Revision>(next);
+      const found = one.items.find((r) => r.revision === revision);
+      if (found || one.items.some((r) => r.revision < revision)) return found;
+      next = one.next;
+    }
+    return undefined;
+  },
   releases: (endpointId: string) => page<Release>(`/v1/endpoints/${id(endpointId)}/releases${query({ limit: 50 })}`),
   releasesAt: (url: string) => page<Release>(url),
   registryAuths: () => page<RegistryAuth>('/v1/containerregistryauth?limit=100'),
   registryAuthsAt: (url: string) => page<RegistryAuth>(url),
   /** Every registry auth of the caller, all pages (for the template form's select). */
-  allRegistryAuths: async () => {
-    const all: RegistryAuth[] = [];
-    let next: string | undefined = '/v1/containerregistryauth?limit=1000';
-    while (next) {
-      const one: Page<RegistryAuth> = await page<RegistryAuth>(next);
-      all.push(...one.items);
-      next = one.next;
-    }
-    return all;
-  },
+  allRegistryAuths: () => all<RegistryAuth>('/v1/containerregistryauth?limit=1000'),
   registryAuth: async (authId: string) => (await call<RegistryAuth>('GET', `/v1/containerregistryauth/${id(authId)}`)).data,
   createRegistryAuth: async (body: { name: string; username: string; password: string }) =>
     (await call<RegistryAuth>('POST', '/v1/containerregistryauth', { body })).data,

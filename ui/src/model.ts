@@ -142,9 +142,3 @@ export function nextLink(header: string | null): string | undefined {
   }
   return undefined;
 }
-
-/** A value of a diff, as a short readable text. */
-export function showValue(value: unknown): string {
-  if (typeof value === 'string') return value === '' ? '(empty)' : value;
-  return JSON.stringify(value);
-}

@@ -1,8 +1,8 @@
 import { api, type TemplateQuery } from '../api.ts';
 import { h, show, uid } from '../dom.ts';
-import { CATEGORIES, type Template } from '../model.ts';
+import { CATEGORIES, type Endpoint, type Template } from '../model.ts';
 import { go, href } from '../router.ts';
-import { badges, problemBox } from './common.ts';
+import { badges, liveBadge, problemBox } from './common.ts';
 import type { View } from './view.ts';
 
 const TABS = [
@@ -111,7 +111,15 @@ export const listView: View = async ({ route, container, alive }) => {
 
   const { query, keep } = TAB_QUERY[tab];
   let page: Awaited<ReturnType<typeof api.templates>>;
+  // Which of the caller's templates run on an endpoint, and which: a badge on the card says so.
+  const live = new Map<string, Endpoint>();
   try {
+    const endpoints = api.allEndpoints().then(
+      (all) => {
+        for (const e of all) live.set(e.templateId, e);
+      },
+      () => undefined,
+    );
     page = await api.templates({
       ...query,
       category: filters.category || undefined,
@@ -120,6 +128,7 @@ export const listView: View = async ({ route, container, alive }) => {
       limit: PAGE_SIZE,
       cursor: cursor || undefined,
     });
+    await endpoints;
   } catch (error) {
     if (alive()) show(panel, problemBox(error));
     return;
@@ -174,6 +183,7 @@ export const listView: View = async ({ route, container, alive }) => {
                 h('code', { class: 'image' }, t.imageName),
                 badges(t),
               ),
+              live.has(t.id) ? h('span', { class: 'live-on' }, liveBadge(live.get(t.id) as Endpoint)) : null,
             ),
           ),
         ),
