@@ -38,7 +38,7 @@ export interface Session {
   api: <T = { id: string } & Record<string, unknown>>(key: string, method: string, path: string, body?: unknown) => Promise<T>;
   /** Saves the page under test-results/; with `docs`, also under docs/ when UPDATE_SCREENSHOTS=1. */
   shot: (name: string, docs?: string) => Promise<void>;
-  /** The screen's own heading (a readme may have headings of its own, after it). */
+  /** The screen's own heading (a readme may have headings of its own, after it), the whole of it when a string. */
   heading: (text: string | RegExp) => ReturnType<Page['locator']>;
   /** Signs in with `key` and waits for the template list. */
   signIn: (key: string) => Promise<void>;
@@ -91,7 +91,12 @@ export async function openSession(users: string[]): Promise<Session> {
     assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
     return (text ? JSON.parse(text) : null) as T;
   };
-  const heading = (text: string | RegExp) => page.locator('main h1').first().filter({ hasText: text });
+  // A string names the whole heading: "my comfy" is not "Edit my comfy", the screen before it.
+  const heading = (text: string | RegExp) =>
+    page
+      .locator('main h1')
+      .first()
+      .filter({ hasText: typeof text === 'string' ? new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : text });
   return {
     server,
     browser,
@@ -110,7 +115,7 @@ export async function openSession(users: string[]): Promise<Session> {
       await page.goto(`${server.url}/`);
       await page.evaluate(() => sessionStorage.clear());
       await page.goto(`${server.url}/#/`);
-      await heading('Sign in').waitFor();
+      await heading('Sign in to Podplate').waitFor();
       await page.getByLabel('API key').fill(key);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await heading('Templates').waitFor();
