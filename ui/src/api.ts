@@ -89,6 +89,9 @@ async function all<T>(first: string): Promise<T[]> {
 }
 
 export interface TemplateQuery {
+  /** One scope in full pages: own, public (community) or platform (official). */
+  scope?: 'own' | 'public' | 'platform';
+  sort?: 'newest' | 'popular';
   includePublicTemplates?: boolean;
   includePlatformTemplates?: boolean;
   includeEndpointBoundTemplates?: boolean;
