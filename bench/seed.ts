@@ -18,16 +18,23 @@ const bodyOf = (at: string) => templateJson(sampleTemplate('\u0000ID\u0000', '\u
 const ID = JSON.stringify('\u0000ID\u0000');
 const NAME = JSON.stringify('\u0000NAME\u0000');
 
-export async function seedTemplates(databaseUrl: string, ownerId: string, from: number, to: number): Promise<void> {
+export async function seedTemplates(
+  databaseUrl: string,
+  ownerId: string,
+  from: number,
+  to: number,
+  options: { platform?: boolean } = {},
+): Promise<void> {
   const at = new Date().toISOString();
-  const body = bodyOf(at);
+  const platform = options.platform ? 1 : 0;
+  const body = options.platform ? bodyOf(at).replace('"isPlatform":false', '"isPlatform":true') : bodyOf(at);
   if (databaseUrl.startsWith('sqlite:')) {
     const db = new SQLite(databaseUrl.slice('sqlite:'.length));
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = OFF');
     const insert = db.prepare(
       `insert into templates ${COLUMNS} values (?, ?, null, ?, 'runpod/pytorch:2.1.0', 'NVIDIA', 50, 20, '/workspace', '', '[]', '[]',
-       '{"HF_HOME":"/workspace/hf"}', '["8888/http","22/tcp"]', '# Seeded', 1, 0, 0, 0, 0, 1, ?, ?, ?, ?)`,
+       '{"HF_HOME":"/workspace/hf"}', '["8888/http","22/tcp"]', '# Seeded', 1, ${platform}, 0, 0, 0, 1, ?, ?, ?, ?)`,
     );
     const batch = db.transaction((start: number, end: number) => {
       for (let n = start; n < end; n++) {
@@ -52,7 +59,7 @@ export async function seedTemplates(databaseUrl: string, ownerId: string, from: 
     await client.query(
       `insert into templates ${COLUMNS}
        select 'seed' || lpad(g::text, 12, '0'), $1, null, 'seeded ' || g, 'runpod/pytorch:2.1.0', 'NVIDIA', 50, 20,
-         '/workspace', '', '[]', '[]', '{"HF_HOME":"/workspace/hf"}', '["8888/http","22/tcp"]', '# Seeded', 1, 0, 0, 0, 0, 1, $2, $2,
+         '/workspace', '', '[]', '[]', '{"HF_HOME":"/workspace/hf"}', '["8888/http","22/tcp"]', '# Seeded', 1, ${platform}, 0, 0, 0, 1, $2, $2,
          'seeded ' || g || chr(10) || 'runpod/pytorch:2.1.0',
          replace(replace($5, $6, '"seed' || lpad(g::text, 12, '0') || '"'), $7, '"seeded ' || g || '"')
        from generate_series($3::bigint, $4::bigint - 1) g`,

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.ts';
-import { Endpoint, EndpointCreate } from './domain/endpoint.ts';
+import { Me } from './domain/account.ts';
+import { Endpoint, EndpointCreate, EndpointUpdate } from './domain/endpoint.ts';
 import { RegistryAuth, RegistryAuthCreate, RegistryAuthCredentials } from './domain/registry-auth.ts';
 import { FieldChangeSchema, Revision, RollbackInput } from './domain/revision.ts';
-import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
+import { Template, TemplateCreate, TemplateListItem, TemplateUpdate } from './domain/template.ts';
 import { UsageReport } from './domain/usage.ts';
 import { authenticate } from './http/auth.ts';
 import { registerJsonParser } from './http/json.ts';
@@ -16,6 +17,7 @@ import { answerClientError, Problem, problem, registerProblemHandlers, sendProbl
 import { rateLimit } from './http/rate-limit.ts';
 import { endpointRoutes } from './http/routes/endpoints.ts';
 import { healthRoutes } from './http/routes/health.ts';
+import { meRoutes } from './http/routes/me.ts';
 import { registryAuthRoutes } from './http/routes/registry-auths.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { NoQuery } from './http/schemas.ts';
@@ -45,6 +47,7 @@ export const BODY_LIMIT = 1024 * 1024;
 const MAX_PARAM_LENGTH = 200;
 const SHARED_SCHEMAS = [
   Template,
+  TemplateListItem,
   TemplateCreate,
   TemplateUpdate,
   FieldChangeSchema,
@@ -53,6 +56,8 @@ const SHARED_SCHEMAS = [
   UsageReport,
   Endpoint,
   EndpointCreate,
+  EndpointUpdate,
+  Me,
   Release,
   ReleaseProgress,
   RegistryAuth,
@@ -151,6 +156,7 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
       await api.register(templateRoutes);
       await api.register(endpointRoutes);
       await api.register(registryAuthRoutes);
+      await api.register(meRoutes);
     },
     { prefix: '/v1' },
   );

@@ -50,7 +50,8 @@ function keyFromFile(path: string): string {
     }
   }
   const key = newKeyText();
-  mkdirSync(dirname(path), { recursive: true });
+  // The key file is made before the database beside it: its folder is made private here, as the store would make it.
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   try {
     writeFileSync(path, `${key}\n`, { mode: 0o600, flag: 'wx' });
   } catch (error) {

@@ -174,7 +174,11 @@ export interface paths {
         delete: operations["DeleteEndpoint"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update an endpoint
+         * @description A partial update by the owner: absent fields keep their value. `templateId` rebinds the endpoint under the rules of a create (a Serverless template of the caller's own, not bound elsewhere): the old template is unbound and a rolling release to the new one starts (the endpoint's `version` moves on). A change of `name` or workers starts no release; an update that changes nothing writes nothing. The server-set fields of a GET may be sent back with their current values.
+         */
+        patch: operations["UpdateEndpoint"];
         trace?: never;
     };
     "/v1/endpoints/{endpointId}/releases": {
@@ -217,6 +221,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the caller is
+         * @description The caller's account (id, name, role) and the key the request used: what `podplate whoami` shows.
+         */
+        get: operations["GetMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates": {
         parameters: {
             query?: never;
@@ -226,7 +250,7 @@ export interface paths {
         };
         /**
          * List templates
-         * @description The templates the caller can see with the given flags, newest first, as a bare array. When more follow, a `Link: <…>; rel="next"` header gives the next page.
+         * @description The templates the caller can see with the given flags (or in one `scope`), newest or most used first, as a bare array. When more follow, a `Link: <…>; rel="next"` header gives the next page.
          */
         get: operations["ListTemplates"];
         put?: never;
@@ -424,6 +448,25 @@ export interface components {
              */
             workersMin?: number;
         };
+        /** EndpointUpdateInput */
+        EndpointUpdateInput: {
+            /** @description Read-only: accepted only with its current value. */
+            createdAt?: string;
+            /** @description Read-only: accepted only with its current value. */
+            id?: string;
+            /** @description New name of the endpoint, unique among the endpoints of its owner. Surrounding white space is trimmed. */
+            name?: string;
+            /** @description Rebinds the endpoint to another Serverless template of your own, not bound to another endpoint; the old template is unbound and a rolling release to the new one starts. */
+            templateId?: string;
+            /** @description Read-only: accepted only with its current value. */
+            updatedAt?: string;
+            /** @description Read-only: accepted only with its current value. */
+            version?: number;
+            /** @description Most workers running at once; at least workersMin. */
+            workersMax?: number;
+            /** @description Workers kept running at all times. */
+            workersMin?: number;
+        };
         /** FieldChange */
         FieldChange: {
             /** @description The name of the field. */
@@ -432,6 +475,26 @@ export interface components {
             from: unknown;
             /** @description A value of the field. */
             to: unknown;
+        };
+        /** Me */
+        Me: {
+            /** @description The id of the caller’s account. */
+            accountId: string;
+            /** @description The name of the caller’s account. */
+            accountName: string;
+            /** @description Whether the key is a platform key: its templates are official. */
+            isPlatform: boolean;
+            /**
+             * Format: date-time
+             * @description When the key was made.
+             */
+            keyCreatedAt: string;
+            /** @description The id of the API key the request used (as revisions record it). */
+            keyId: string;
+            /** @description The first characters of the key, to tell keys apart. */
+            keyPrefix: string;
+            /** @description The role the key acts with. */
+            role: "user" | "platform";
         };
         /** Problem */
         Problem: {
@@ -732,6 +795,81 @@ export interface components {
              */
             volumeMountPath?: string;
         };
+        /** TemplateListItem */
+        TemplateListItem: {
+            /**
+             * @description Compute category, used to filter templates in the UI.
+             * @enum {string}
+             */
+            category: "NVIDIA" | "AMD" | "CPU";
+            /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
+            containerDiskInGb: number;
+            /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. */
+            containerRegistryAuthId: string;
+            /**
+             * Format: date-time
+             * @description When the template was created (ISO 8601).
+             */
+            createdAt: string;
+            /** @description Overrides the image ENTRYPOINT when specified. An empty array means the image's own ENTRYPOINT is used. */
+            dockerEntrypoint: string[];
+            /** @description Overrides the image start CMD when specified. An empty array means the image's own start CMD is used. */
+            dockerStartCmd: string[];
+            /** @description Platform credits earned by the creator across all Pods or workers created from it. */
+            earned: number;
+            /**
+             * @description Environment variables: a map from variable name to its value.
+             * @example {
+             *       "HF_HOME": "/workspace/hf"
+             *     }
+             */
+            env: {
+                [key: string]: string;
+            };
+            /**
+             * @description Unique identifier of the template.
+             * @example 30zmvf89kd4q
+             */
+            id: string;
+            /**
+             * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]path[:tag][@sha256:<64 hex digits>]`. The repository path is lowercase: components of lowercase letters and digits joined by single separators (`.`, `_`, `__` or dashes), separated by `/`. The first component is a registry host when it has a `.` or a `:port` or is `localhost` (host names may have capitals). The tag is 1 to 128 letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
+             * @example runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04
+             */
+            imageName: string;
+            /** @description `true` when the template is an official template managed by the platform. */
+            isPlatform: boolean;
+            /** @description `true`: public, usable by any user. `false`: private, usable only by the creator. */
+            isPublic: boolean;
+            /** @description `true`: instances created from the template are Serverless workers. `false`: they are Pods. */
+            isServerless: boolean;
+            /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. */
+            name: string;
+            /** @description The account name of the template's owner (list items carry it). */
+            ownerName: string;
+            /**
+             * @description Ports exposed on a Pod or worker, each `<port number>/<protocol>` with protocol `http` or `tcp`.
+             * @example [
+             *       "8888/http",
+             *       "22/tcp"
+             *     ]
+             */
+            ports: string[];
+            /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+            readme: string;
+            /** @description Revision number: 1 at creation, one more on every change. */
+            revision: number;
+            /** @description Minutes of runtime of all Pods or workers created from the template. */
+            runtimeInMin: number;
+            /**
+             * Format: date-time
+             * @description When the template last changed (ISO 8601).
+             */
+            updatedAt: string;
+            /** @description Gigabytes on the local network volume of a Pod or worker. Data on it persists across restarts. */
+            volumeInGb: number;
+            /** @description Absolute path where a volume is mounted when one is attached, written in normal form: not "/", and no empty ("//", a "/" at the end), "." or ".." segment, and no control characters. */
+            volumeMountPath: string;
+        };
         /**
          * TemplateUpdateInput
          * @description A partial update: absent fields keep their value; env, ports and the arrays are replaced whole. `category` and `isServerless` cannot be changed, and the server-set fields are read-only, but a template as read (GET) may be sent back whole: those fields are ignored when they hold their current values. A change triggers a rolling release for any bound endpoint.
@@ -784,6 +922,8 @@ export interface components {
             isServerless?: boolean;
             /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. */
             name?: string;
+            /** @description The account name of the template's owner (list items carry it). Accepted, and ignored, when it equals the current value; another value is a 400. */
+            ownerName?: string;
             /**
              * @description Ports exposed on a Pod or worker, each `<port number>/<protocol>` with protocol `http` or `tcp`.
              * @example [
@@ -1641,6 +1781,111 @@ export interface operations {
             };
         };
     };
+    UpdateEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ID of the endpoint. */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description The endpoint after the update. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     ListEndpointReleases: {
         parameters: {
             query?: {
@@ -1838,6 +2083,68 @@ export interface operations {
             };
         };
     };
+    GetMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     ListTemplates: {
         parameters: {
             query?: {
@@ -1857,6 +2164,10 @@ export interface operations {
                 limit?: number;
                 /** @description Only templates whose name or image contains this text, ignoring case. */
                 q?: string;
+                /** @description Only one scope, read down its own index, so that every page is full: `own` the caller's templates, `platform` every official template the caller may see, `public` every public community template (the caller's own included). The scope decides which templates are listed: `includePublicTemplates` and `includePlatformTemplates` are then ignored; `includeEndpointBoundTemplates` still applies. */
+                scope?: "own" | "public" | "platform";
+                /** @description `newest` first, or `popular`: most runtime (`runtimeInMin`) first. `popular` needs `scope=public` or `scope=platform`. */
+                sort?: "newest" | "popular";
             };
             header?: never;
             path?: never;
@@ -1864,7 +2175,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of templates. */
+            /** @description One page of templates, each with its owner's account name. */
             200: {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
@@ -1872,7 +2183,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Template"][];
+                    "application/json": components["schemas"]["TemplateListItem"][];
                 };
             };
             /** @description Invalid request */

@@ -1,3 +1,4 @@
+import { type Static, Type } from '@sinclair/typebox';
 import { DomainError } from './errors.ts';
 
 // Accounts and their API keys. A key belongs to one account and acts with the account's role.
@@ -47,3 +48,18 @@ export interface ApiKeyInfo {
 
 export const roleMismatch = (account: string, role: Role) =>
   new DomainError('conflict', `account ${account} has role ${role}; a key takes the role of its account`);
+
+/** The caller as `GET /v1/me` shows it: its account and the key it used. */
+export const Me = Type.Object(
+  {
+    accountId: Type.String({ description: 'The id of the caller’s account.' }),
+    accountName: Type.String({ description: 'The name of the caller’s account.' }),
+    role: Type.Union([Type.Literal('user'), Type.Literal('platform')], { description: 'The role the key acts with.' }),
+    isPlatform: Type.Boolean({ description: 'Whether the key is a platform key: its templates are official.' }),
+    keyId: Type.String({ description: 'The id of the API key the request used (as revisions record it).' }),
+    keyPrefix: Type.String({ description: 'The first characters of the key, to tell keys apart.' }),
+    keyCreatedAt: Type.String({ format: 'date-time', description: 'When the key was made.' }),
+  },
+  { $id: 'Me', title: 'Me', additionalProperties: false },
+);
+export type Me = Static<typeof Me>;

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { conflict } from './errors.ts';
+import { conflict, type FieldError } from './errors.ts';
 import { nameSchema } from './name.ts';
 import type { FieldChange } from './revision.ts';
 import type { Caller } from './visibility.ts';
@@ -31,6 +31,55 @@ export const EndpointCreate = Type.Object(
   { additionalProperties: false, $id: 'EndpointCreateInput', title: 'EndpointCreateInput' },
 );
 export type EndpointCreate = Static<typeof EndpointCreate>;
+
+const sentBack = (description: string) => Type.Optional(Type.String({ maxLength: 64, description }));
+
+/**
+ * A partial change of an endpoint: absent fields keep their value. An endpoint read with GET may be sent back
+ * edited: its server-set fields are accepted when they equal the current values (400 naming them otherwise).
+ */
+export const EndpointUpdate = Type.Object(
+  {
+    name: Type.Optional(nameSchema('New name of the endpoint, unique among the endpoints of its owner.')),
+    templateId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'Rebinds the endpoint to another Serverless template of your own, not bound to another endpoint; ' +
+          'the old template is unbound and a rolling release to the new one starts.',
+      }),
+    ),
+    workersMin: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Workers kept running at all times.' })),
+    workersMax: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1000, description: 'Most workers running at once; at least workersMin.' }),
+    ),
+    id: sentBack('Read-only: accepted only with its current value.'),
+    version: Type.Optional(Type.Integer({ minimum: 1, description: 'Read-only: accepted only with its current value.' })),
+    createdAt: sentBack('Read-only: accepted only with its current value.'),
+    updatedAt: sentBack('Read-only: accepted only with its current value.'),
+  },
+  { additionalProperties: false, $id: 'EndpointUpdateInput', title: 'EndpointUpdateInput' },
+);
+export type EndpointUpdate = Static<typeof EndpointUpdate>;
+
+/** The server-set fields of an endpoint sent back by an update: each must equal its current value. */
+export function sentBackProblems(current: EndpointRecord, update: EndpointUpdate): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const field of ['id', 'version', 'createdAt', 'updatedAt'] as const) {
+    const sent = update[field];
+    if (sent === undefined) continue;
+    const value = current[field];
+    const same = field === 'createdAt' || field === 'updatedAt' ? Date.parse(String(sent)) === Date.parse(String(value)) : sent === value;
+    if (!same) {
+      errors.push({
+        path: `/${field}`,
+        message: `is read-only: the server sets it; send its current value (${JSON.stringify(value)}) or leave it out`,
+      });
+    }
+  }
+  return errors;
+}
 
 export const Endpoint = Type.Object(
   {

@@ -1,8 +1,22 @@
 /** One page of a list, newest first. */
-export interface Page<T> {
+export interface Page<T, P = number> {
   items: T[];
   /** Position after the last item of the page, when more may follow. */
-  next?: number;
+  next?: P;
+}
+
+/** The scopes a list of templates may be narrowed to (behaviour.md, "Scopes of the list"). */
+export const LIST_SCOPES = ['own', 'public', 'platform'] as const;
+export type ListScope = (typeof LIST_SCOPES)[number];
+
+/** The orders of a list of templates: newest first, or most used first (by `runtimeInMin`, then newest). */
+export const LIST_SORTS = ['newest', 'popular'] as const;
+export type ListSort = (typeof LIST_SORTS)[number];
+
+/** A position in a list of templates: the last item's `seq`, and, in the popular order, its runtime. */
+export interface ListPosition {
+  seq: number;
+  runtime?: number;
 }
 
 /**

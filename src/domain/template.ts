@@ -139,7 +139,7 @@ export type TemplateCreate = Static<typeof TemplateCreate>;
 export const IMMUTABLE_FIELDS = ['category', 'isServerless'] as const;
 
 /** Fields the server owns: a create that sends one is refused. */
-export const READ_ONLY_FIELDS = ['id', 'isPlatform', 'earned', 'runtimeInMin', 'revision', 'createdAt', 'updatedAt'] as const;
+export const READ_ONLY_FIELDS = ['id', 'isPlatform', 'earned', 'runtimeInMin', 'revision', 'createdAt', 'updatedAt', 'ownerName'] as const;
 
 const timestamp = (description: string) => Type.String({ format: 'date-time', description });
 
@@ -153,6 +153,8 @@ const serverSet = {
   createdAt: timestamp('When the template was created (ISO 8601).'),
   updatedAt: timestamp('When the template last changed (ISO 8601).'),
 };
+
+const ownerName = Type.String({ description: "The account name of the template's owner (list items carry it)." });
 
 /** A field an update may carry back from a read: accepted with its current value, and ignored. */
 const sentBack = <T extends TSchema>(schema: T, otherwise: string) =>
@@ -190,6 +192,7 @@ export const TemplateUpdate = Type.Object(
     revision: sentBack(serverSet.revision, 'another value is a 412, as a stale If-Match is: the template changed since it was read'),
     createdAt: sentBack(serverSet.createdAt, `${refusedUnlessCurrent} (compared as instants)`),
     updatedAt: sentBack(serverSet.updatedAt, `${refusedUnlessCurrent} (compared as instants)`),
+    ownerName: sentBack(ownerName, refusedUnlessCurrent),
   },
   {
     additionalProperties: false,
@@ -210,6 +213,16 @@ export const Template = Type.Object(
   { $id: 'Template', title: 'Template', additionalProperties: false },
 );
 export type Template = Static<typeof Template>;
+
+/** A template as a list shows it: with its owner's account name. */
+export const TemplateListItem = Type.Object(
+  { ...Template.properties, ownerName },
+  { $id: 'TemplateListItem', title: 'TemplateListItem', additionalProperties: false },
+);
+export type TemplateListItem = Static<typeof TemplateListItem>;
+
+/** A list item's JSON text: `json` (as `templateJson` made it) with the owner's name added last. */
+export const withOwnerName = (json: string, name: string): string => `${json.slice(0, -1)},"ownerName":${JSON.stringify(name)}}`;
 
 /** A template as stored: what the API shows, and who owns it and which endpoint runs it. */
 export interface TemplateRecord extends Template {
@@ -288,7 +301,7 @@ export function applyUpdate(current: TemplateContent, update: TemplateUpdate): T
  * when it equals the current value. A `revision` that differs says the update was based on an older revision: a
  * 412, as a stale If-Match is. Any other that differs is a 400 naming it.
  */
-export function checkSentBack(current: Template, update: TemplateUpdate): void {
+export function checkSentBack(current: Template & { ownerName: string }, update: TemplateUpdate): void {
   if (update.revision !== undefined && update.revision !== current.revision) {
     throw new DomainError(
       'precondition-failed',

@@ -26,6 +26,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           name: 'container registry auths',
           description: "Credentials for private registries: a template names one of its owner's, the platform pulls with it.",
         },
+        { name: 'account', description: 'Who the caller is.' },
         { name: 'operations', description: 'Health, readiness and this document.' },
       ],
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key, `pp_…`.' } } },

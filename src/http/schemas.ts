@@ -2,6 +2,7 @@ import { type TSchema, type TString, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalid } from '../domain/errors.ts';
 import { NO_CONTROL_CHARACTERS } from '../domain/name.ts';
+import { LIST_SCOPES, LIST_SORTS, type ListPosition, type ListScope, type ListSort } from '../domain/page.ts';
 import { CATEGORIES } from '../domain/template.ts';
 
 // Schemas of the HTTP surface that are not resources: path ids, flags, paging, response headers.
@@ -53,7 +54,7 @@ export const paging = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Most items in the page.' })),
   cursor: Type.Optional(
     Type.String({
-      pattern: '^[A-Za-z0-9_-]{1,32}$',
+      pattern: '^[A-Za-z0-9_-]{1,64}$',
       errorMessage: 'is not a cursor; use the one from the Link header of the page before',
       description: 'Where the page starts: taken from the `Link: <…>; rel="next"` header of the page before.',
     }),
@@ -63,6 +64,26 @@ export const paging = {
 export const TemplateListQuery = Type.Object(
   {
     ...includeFlags,
+    scope: Type.Optional(
+      Type.Unsafe<ListScope>({
+        type: 'string',
+        enum: [...LIST_SCOPES],
+        description:
+          "Only one scope, read down its own index, so that every page is full: `own` the caller's templates, `platform` " +
+          "every official template the caller may see, `public` every public community template (the caller's own " +
+          'included). The scope decides which templates are listed: `includePublicTemplates` and ' +
+          '`includePlatformTemplates` are then ignored; `includeEndpointBoundTemplates` still applies.',
+      }),
+    ),
+    sort: Type.Optional(
+      Type.Unsafe<ListSort>({
+        type: 'string',
+        enum: [...LIST_SORTS],
+        default: 'newest',
+        description:
+          '`newest` first, or `popular`: most runtime (`runtimeInMin`) first. `popular` needs `scope=public` or `scope=platform`.',
+      }),
+    ),
     category: Type.Optional(
       Type.Unsafe<string>({ type: 'string', enum: [...CATEGORIES], description: 'Only templates of this category.' }),
     ),
@@ -86,19 +107,38 @@ export const PageQuery = Type.Object(paging, { additionalProperties: false });
 /** The query of an operation that takes no parameters: any parameter is refused by name, as everywhere else. */
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 
-/** Cursors are opaque to clients; inside, one is a position in the newest-first order. */
-const encodeCursor = (position: number) => Buffer.from(`p${position}`).toString('base64url');
+/** Cursors are opaque to clients; inside, one is a position in the newest-first order (or, `r…`, the popular one). */
+const encodeCursor = (position: number | ListPosition) =>
+  Buffer.from(
+    typeof position === 'number'
+      ? `p${position}`
+      : position.runtime === undefined
+        ? `p${position.seq}`
+        : `r${position.runtime}.${position.seq}`,
+  ).toString('base64url');
+
+const notACursor = () =>
+  invalid('The cursor is not valid.', [{ in: 'query', path: '/cursor', message: 'is not a cursor this service issued' }]);
 
 /** Where a page starts, from its `cursor` parameter; a 400 for a cursor this service did not issue. */
 export function pageStart(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const match = /^p([0-9]{1,15})$/.exec(Buffer.from(value, 'base64url').toString('latin1'));
-  if (!match) throw invalid('The cursor is not valid.', [{ in: 'query', path: '/cursor', message: 'is not a cursor this service issued' }]);
+  if (!match) throw notACursor();
   return Number(match[1]);
 }
 
+/** Where a page of templates starts: a position in the newest-first order, or in the popular one. */
+export function listStart(value: string | undefined): ListPosition | undefined {
+  if (value === undefined) return undefined;
+  const text = Buffer.from(value, 'base64url').toString('latin1');
+  const popular = /^r([0-9]{1,15})\.([0-9]{1,15})$/.exec(text);
+  if (popular) return { runtime: Number(popular[1]), seq: Number(popular[2]) };
+  return { seq: pageStart(value) as number };
+}
+
 /** Announces the next page, if any, in a `Link` header that repeats the request's own filters. */
-export function linkNext(request: FastifyRequest, reply: FastifyReply, next: number | undefined): void {
+export function linkNext(request: FastifyRequest, reply: FastifyReply, next: number | ListPosition | undefined): void {
   if (next === undefined) return;
   const url = new URL(request.url, 'http://podplate');
   url.searchParams.set('cursor', encodeCursor(next));

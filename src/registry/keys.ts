@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ACCOUNT_NAME, ACCOUNT_NAME_RULE, type ApiKeyInfo, type Principal, type Role } from '../domain/account.ts';
+import { ACCOUNT_NAME, ACCOUNT_NAME_RULE, type ApiKeyInfo, type Me, type Principal, type Role } from '../domain/account.ts';
 import { DomainError, invalid, RateLimited } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { now } from '../domain/time.ts';
@@ -92,6 +92,21 @@ export class Keys {
       await tx.accounts.insertKey({ id, accountId: owner.id, digest: digestOf(secret), prefix: secret.slice(0, 7), createdAt: now() });
     });
     return { id, account, role, secret };
+  }
+
+  /** Who the caller is: its account and the key it used. */
+  async whoami(caller: Caller): Promise<Me> {
+    const key = await this.store.accounts.findKey(caller.keyId);
+    if (!key) throw unauthenticated('The API key is not valid.');
+    return {
+      accountId: key.accountId,
+      accountName: key.account,
+      role: key.role,
+      isPlatform: key.role === 'platform',
+      keyId: key.id,
+      keyPrefix: key.prefix,
+      keyCreatedAt: key.createdAt,
+    };
   }
 
   list(): Promise<ApiKeyInfo[]> {

@@ -1,6 +1,6 @@
 import { DomainError, forbidden, invalid, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import type { Page } from '../domain/page.ts';
+import type { ListPosition, ListScope, ListSort, Page } from '../domain/page.ts';
 import { NO_QUOTAS, type Quotas, quotaExceeded, templateBytes } from '../domain/quota.ts';
 import { notYourRegistryAuth, seesRegistryAuth } from '../domain/registry-auth.ts';
 import { contentOf, diffContent, type FieldChange, type RevisionRecord } from '../domain/revision.ts';
@@ -13,6 +13,7 @@ import {
   type TemplateRecord,
   type TemplateUpdate,
   type TemplateView,
+  withOwnerName,
   withoutRegistryAuth,
 } from '../domain/template.ts';
 import { now } from '../domain/time.ts';
@@ -26,11 +27,28 @@ import { type Answer, type Once, once } from './idempotency.ts';
 export type Precondition = (revision: number) => boolean;
 
 export interface ListOptions extends IncludeFlags {
+  scope?: ListScope;
+  sort?: ListSort;
   category?: string;
   isServerless?: boolean;
   q?: string;
   limit: number;
-  before?: number;
+  before?: ListPosition;
+}
+
+/** The popular order is a catalogue's: a 400 naming `sort` for a list that is not one scope of others' templates. */
+function checkSort(options: ListOptions): void {
+  if (options.sort === 'popular' && options.scope !== 'public' && options.scope !== 'platform') {
+    throw invalid('sort=popular orders a catalogue: use it with scope=public or scope=platform.', [
+      { in: 'query', path: '/sort', message: 'popular needs scope=public or scope=platform' },
+    ]);
+  }
+  const popularCursor = options.before?.runtime !== undefined;
+  if (options.before !== undefined && popularCursor !== (options.sort === 'popular')) {
+    throw invalid('The cursor belongs to a list in another order; use the Link header of the page before.', [
+      { in: 'query', path: '/cursor', message: `is not a cursor of the ${options.sort ?? 'newest'} order` },
+    ]);
+  }
 }
 
 const facts = (t: TemplateRecord) => ({ ...t, bound: t.endpointId !== null });
@@ -117,22 +135,27 @@ export class Templates {
   }
 
   /** A page of the templates the caller can see, as their JSON representations. */
-  async list(caller: Caller, options: ListOptions): Promise<Page<string>> {
+  async list(caller: Caller, options: ListOptions): Promise<Page<string, ListPosition>> {
+    checkSort(options);
     const page = await this.store.templates.list({
       visibility: visibilityFor(caller, options),
+      scope: options.scope,
+      sort: options.sort,
       category: options.category,
       isServerless: options.isServerless,
       search: options.q?.toLowerCase(),
       limit: options.limit,
       before: options.before,
     });
-    return { items: page.items.map((t) => shownTo(caller, t.ownerId, t.json)), next: page.next };
+    return { items: page.items.map((t) => withOwnerName(shownTo(caller, t.ownerId, t.json), t.ownerName)), next: page.next };
   }
 
   update(caller: Caller, id: string, update: TemplateUpdate, precondition?: Precondition): Promise<TemplateRecord> {
     return this.store.transaction((tx) =>
       change(tx, caller, id, precondition, this.quotas, async (current) => {
-        checkSentBack(current, update); // against the row as locked, so a concurrent change can't slip between
+        // Against the row as locked, so a concurrent change can't slip between; the owner is the caller, named only if asked.
+        const ownerName = update.ownerName === undefined ? '' : ((await tx.accounts.nameOf(current.ownerId)) ?? '');
+        checkSentBack({ ...current, ownerName }, update);
         return applyUpdate(current, update);
       }),
     );

@@ -19,6 +19,12 @@ export class AccountRepository {
     return row;
   }
 
+  /** The name of account `id` (account names never change). */
+  async nameOf(id: string): Promise<string | undefined> {
+    const row = await this.core.db.selectFrom('accounts').select('name').where('id', '=', id).executeTakeFirst();
+    return row?.name;
+  }
+
   async insertKey(key: ApiKeyRecord): Promise<void> {
     await this.core.db
       .insertInto('api_keys')
@@ -62,6 +68,24 @@ export class AccountRepository {
       .orderBy('api_keys.created_at')
       .orderBy('api_keys.id')
       .execute();
+  }
+
+  /** The key with that id and its account, as `GET /me` shows them. */
+  async findKey(id: string): Promise<(ApiKeyInfo & { accountId: string }) | undefined> {
+    return this.core.db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select([
+        'api_keys.id as id',
+        'accounts.id as accountId',
+        'accounts.name as account',
+        'accounts.role as role',
+        'api_keys.prefix as prefix',
+        'api_keys.created_at as createdAt',
+        'api_keys.revoked_at as revokedAt',
+      ])
+      .where('api_keys.id', '=', id)
+      .executeTakeFirst();
   }
 
   /** Revokes a key that is not revoked yet; false when there is no such active key. */

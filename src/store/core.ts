@@ -84,7 +84,7 @@ export class Core {
 }
 
 /** A page from `limit + 1` rows: the extra row only tells that more follow. */
-export function page<Row, T>(rows: Row[], limit: number, position: (row: Row) => number, map: (row: Row) => T): Page<T> {
+export function page<Row, T, P = number>(rows: Row[], limit: number, position: (row: Row) => P, map: (row: Row) => T): Page<T, P> {
   const shown = rows.slice(0, limit);
   const last = shown[shown.length - 1];
   return { items: shown.map(map), next: rows.length > limit && last ? position(last) : undefined };
@@ -107,12 +107,12 @@ export const SIZED = [
 export const withinBudget = (budget: number): RawBuilder<boolean> => sql<boolean>`(sized.rank = 1 or sized.running <= ${budget})`;
 
 /** A page from the rows that fit (each with how many candidates there were): more follow when some did not fit. */
-export function sizedPage<Row extends { fetched: number | string }, T>(
+export function sizedPage<Row extends { fetched: number | string }, T, P = number>(
   rows: Row[],
   limit: number,
-  position: (row: Row) => number,
+  position: (row: Row) => P,
   map: (row: Row) => T,
-): Page<T> {
+): Page<T, P> {
   const fetched = Number(rows[0]?.fetched ?? 0);
   if (rows.length === fetched) return page(rows, limit, position, map);
   const last = rows[rows.length - 1];

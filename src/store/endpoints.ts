@@ -28,9 +28,47 @@ export class EndpointRepository {
     await this.core.unique(this.core.db.insertInto('endpoints').values(toEndpointRow(endpoint)).execute(), endpointNameTaken);
   }
 
-  async find(id: string): Promise<EndpointRecord | undefined> {
-    const row = await this.core.db.selectFrom('endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+  /** The endpoint; with `lock`, its row stays locked against other writers until the transaction ends. */
+  async find(id: string, options: { lock?: boolean } = {}): Promise<EndpointRecord | undefined> {
+    let select = this.core.db.selectFrom('endpoints').selectAll().where('id', '=', id);
+    if (options.lock && this.core.locksRows) select = select.forUpdate();
+    const row = await select.executeTakeFirst();
     return row && toEndpoint(row);
+  }
+
+  /** Writes the endpoint's name and workers; a name its owner already uses is a conflict naming `/name`. */
+  async update(endpoint: EndpointRecord): Promise<void> {
+    this.core.requireTransaction('Updating an endpoint');
+    const change = this.core.db
+      .updateTable('endpoints')
+      .set({
+        name: endpoint.name,
+        template_id: endpoint.templateId,
+        workers_min: endpoint.workersMin,
+        workers_max: endpoint.workersMax,
+        updated_at: endpoint.updatedAt,
+      })
+      .where('id', '=', endpoint.id)
+      .execute();
+    await this.core.unique(change, endpointNameTaken);
+  }
+
+  /** Moves the endpoint's binding from one template to another, which must be unbound (inside the caller's transaction). */
+  async rebind(endpointId: string, from: string, to: string): Promise<void> {
+    this.core.requireTransaction('Rebinding an endpoint');
+    await this.core.db
+      .updateTable('templates')
+      .set({ endpoint_id: null })
+      .where('id', '=', from)
+      .where('endpoint_id', '=', endpointId)
+      .execute();
+    const bound = await this.core.db
+      .updateTable('templates')
+      .set({ endpoint_id: endpointId })
+      .where('id', '=', to)
+      .where('endpoint_id', 'is', null)
+      .executeTakeFirst();
+    if (bound.numUpdatedRows === 0n) throw templateAlreadyBound();
   }
 
   async list(ownerId: string, limit: number, before?: number): Promise<Page<EndpointRecord>> {

@@ -1,55 +1,74 @@
 import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
+import type { ListPosition, ListScope, ListSort } from '../domain/page.ts';
 import type { Visibility } from '../domain/visibility.ts';
-import { SIZED, withinBudget } from './core.ts';
 import type { Tables } from './schema.ts';
 
 // A page of templates: the visibility rule of domain/visibility.ts as SQL, read down the indexes made for it.
 
 export interface TemplateQuery {
   visibility: Visibility;
+  /** One scope only (behaviour.md, "Scopes of the list"); all the visible ones when absent. */
+  scope?: ListScope;
+  /** `newest` (the default) or, for the public and platform scopes, `popular` (most runtime first). */
+  sort?: ListSort;
   category?: string;
   isServerless?: boolean;
   /** Lowercased substring of name or image. */
   search?: string;
   limit: number;
-  /** Only templates older than this position (a cursor from the page before). */
-  before?: number;
+  /** Only templates after this position in the page's order (a cursor from the page before). */
+  before?: ListPosition;
 }
 
 type Condition = (eb: ExpressionBuilder<Tables, 'templates'>) => Expression<SqlBool>[];
 
-/** Rows of one visibility scope, and the leading column of the index (that column, then `seq`) they are read down. */
+/**
+ * Rows of one visibility scope (`lead` equal to `value`, and `where`), and the index they are read down: `lead`,
+ * then `seq` (or `runtime_in_min`, `seq` when sorted by popularity).
+ */
 interface Scope {
   where: Condition;
-  index: 'owner_id' | 'is_platform' | 'is_public';
+  lead: 'owner_id' | 'is_platform' | 'is_public';
+  value: string | number;
 }
 
 /**
  * The visibility rule of domain/visibility.ts `isVisible`, as SQL: disjoint scopes, each read down its own index.
- * Each index's leading column is bounded by a range (`>= x and <= x`), not `= x`, and is ordered on: with an
+ * On PostgreSQL, each index's leading column is bounded by a range (see `startsOf`), not `= x`, and is ordered on: with an
  * equality, PostgreSQL drops the column from the order and may walk the whole table backwards by `seq` instead,
  * filtering. It does when an account holds a few percent of all templates, but none of the newest: a page then
  * read every newer template before reaching the account's own (at 100,000 templates: 22 ms a page, not 0.2 ms).
+ *
+ * With `only`, the one scope asked for, whole: `platform` is every official template the caller may see (the
+ * caller's own too, for a platform key), `public` every public community template (the caller's own too), so that
+ * a tab showing either is the same complete catalogue for everyone.
  */
-function visibleScopes(v: Visibility): Scope[] {
+function visibleScopes(v: Visibility, only: ListScope | undefined): Scope[] {
   const unbound: Condition = (eb) => (v.bound ? [] : [eb('endpoint_id', 'is', null)]);
-  const scopes: Scope[] = [
-    { index: 'owner_id', where: (eb) => [eb('owner_id', '>=', v.ownerId), eb('owner_id', '<=', v.ownerId), ...unbound(eb)] },
-  ];
+  const notOwn: Condition = (eb) => (only ? [] : [eb('owner_id', '<>', v.ownerId)]);
+  const scopes: Scope[] = [];
+  if (only === undefined || only === 'own')
+    scopes.push({
+      lead: 'owner_id',
+      value: v.ownerId,
+      where: unbound,
+    });
   // Private official templates are the platform's alone. `<> 0`, which no index serves: SQLite, without statistics,
   // would read `is_public = 1` down the public index and sort, instead of down the platform index.
   const platformPublic: Condition = (eb) => (v.platformKey ? [] : [eb('is_public', '<>', 0)]);
-  if (v.platform)
+  if (only === 'platform' || (only === undefined && v.platform))
     scopes.push({
-      index: 'is_platform',
-      where: (eb) => [eb('is_platform', '>=', 1), eb('owner_id', '<>', v.ownerId), ...platformPublic(eb), ...unbound(eb)],
+      lead: 'is_platform',
+      value: 1,
+      where: (eb) => [...notOwn(eb), ...platformPublic(eb), ...unbound(eb)],
     });
-  if (v.public)
+  if (only === 'public' || (only === undefined && v.public))
     scopes.push({
-      index: 'is_public',
+      lead: 'is_public',
+      value: 1,
       // `<> 1`, not `= 0`, so that no index serves it: without statistics SQLite takes `is_platform = 0` for a rare
       // value and reads down the platform index, sorting every community template (0 pages/s at 1,000,000).
-      where: (eb) => [eb('is_public', '>=', 1), eb('is_platform', '<>', 1), eb('owner_id', '<>', v.ownerId), ...unbound(eb)],
+      where: (eb) => [eb('is_platform', '<>', 1), ...notOwn(eb), ...unbound(eb)],
     });
   return scopes;
 }
@@ -61,32 +80,86 @@ const SIZE = sql<number>`coalesce(octet_length(body), 2 * (octet_length(name) + 
   + octet_length(env) + octet_length(ports) + octet_length(docker_entrypoint) + octet_length(docker_start_cmd)) + 1024)`;
 
 /**
- * One page and one row more, within `budget` bytes: each visibility scope read down its own index in `seq` order,
- * the pages merged (an OR of the scopes in one query would make the database sort every visible template to find
- * the first hundred), cut where the representations' sizes pass the budget, and only then joined to them.
+ * Where a scope's walk down its index starts: the index's start point, so that page 50 costs what page 1 does.
+ * PostgreSQL takes the cursor as a row value over the index's columns (`(is_public, seq) < (1, $cursor)`) beside
+ * the leading column's lower bound (with an equality it may drop the column, see above). SQLite never bounds a
+ * search by `seq` (the rowid) inside a row value, so there the leading column is an equality and `seq` a bound of
+ * its own; in the popular order, the rest of the cursor's runtime and the lower runtimes are two searches.
  */
-export function listQuery(db: Kysely<Tables>, query: TemplateQuery, budget: number) {
+function startsOf(scope: Scope, dialect: 'sqlite' | 'postgres', popular: boolean, at: ListPosition | undefined): Condition[] {
+  const { lead, value } = scope;
+  if (dialect === 'sqlite') {
+    if (at === undefined) return [(eb) => [eb(lead, '=', value)]];
+    if (!popular) return [(eb) => [eb(lead, '=', value), eb('seq', '<', at.seq)]];
+    const runtime = at.runtime ?? 0;
+    return [
+      (eb) => [eb(lead, '=', value), eb('runtime_in_min', '=', runtime), eb('seq', '<', at.seq)],
+      (eb) => [eb(lead, '=', value), eb('runtime_in_min', '<', runtime)],
+    ];
+  }
+  if (at === undefined) return [(eb) => [eb(lead, '>=', value), eb(lead, '<=', value)]];
+  if (!popular) return [(eb) => [eb(lead, '>=', value), eb(eb.refTuple(lead, 'seq'), '<', eb.tuple(value, at.seq))]];
+  return [(eb) => [eb(lead, '>=', value), eb(eb.refTuple(lead, 'runtime_in_min', 'seq'), '<', eb.tuple(value, at.runtime ?? 0, at.seq))]];
+}
+
+/** The page's order, as `order by` text over a row's `runtime` and `position` (its seq). */
+const orderOf = (popular: boolean) => sql.raw(popular ? 'runtime desc, position desc' : 'position desc');
+
+/**
+ * One page and one row more, within `budget` bytes: each visibility scope read down its own index in the page's
+ * order, starting at the cursor (a row value over the index's columns, so the index's start point, not a filter),
+ * the pages merged (an OR of the scopes in one query would make the database sort every visible template to find
+ * the first hundred), cut where the representations' sizes pass the budget, and only then joined to them and to
+ * their owners' names.
+ */
+export function listQuery(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres', query: TemplateQuery, budget: number) {
   const take = query.limit + 1;
-  const branches = visibleScopes(query.visibility).map((scope) => {
-    let select = db
-      .selectFrom('templates')
-      .select(['seq', SIZE.as('size')])
-      .where((eb) => eb.and(scope.where(eb)));
-    if (query.category !== undefined) select = select.where('category', '=', query.category);
-    if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
-    if (query.search) select = select.where(sql<SqlBool>`search like ${`%${escapeLike(query.search)}%`} escape '\\'`);
-    if (query.before !== undefined) select = select.where('seq', '<', query.before);
-    return select.orderBy(scope.index, 'desc').orderBy('seq', 'desc').limit(take);
-  });
-  // The caller's own scope is always there.
-  const [first, ...rest] = branches.map((branch, i) => db.selectFrom(branch.as(`scope${i}`)).selectAll());
+  const popular = query.sort === 'popular';
+  const branches = visibleScopes(query.visibility, query.scope).flatMap((scope, i) =>
+    startsOf(scope, dialect, popular, query.before).map((start, j) => {
+      let select = db
+        .selectFrom('templates')
+        .select(['seq as position', 'runtime_in_min as runtime', SIZE.as('size')])
+        .where((eb) => eb.and([...scope.where(eb), ...start(eb)]));
+      if (query.category !== undefined) select = select.where('category', '=', query.category);
+      if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
+      if (query.search) select = select.where(sql<SqlBool>`search like ${`%${escapeLike(query.search)}%`} escape '\\'`);
+      select = select.orderBy(scope.lead, 'desc');
+      if (popular) select = select.orderBy('runtime_in_min', 'desc');
+      const branch = select.orderBy('seq', 'desc').limit(take);
+      return db.selectFrom(branch.as(`scope${i}${j === 0 ? '' : 'b'}`)).selectAll();
+    }),
+  );
+  const [first, ...rest] = branches;
   const merged = rest.reduce((all, branch) => all.unionAll(branch), first as NonNullable<typeof first>);
+  const order = orderOf(popular);
   return db
-    .with('candidates', (qb) => qb.selectFrom(merged.as('visible')).select(['seq as position', 'size']).orderBy('seq', 'desc').limit(take))
-    .with('sized', (qb) => qb.selectFrom('candidates').select(SIZED))
+    .with('candidates', (qb) =>
+      qb.selectFrom(merged.as('visible')).select(['position', 'runtime', 'size']).orderBy(sql`${order}`).limit(take),
+    )
+    .with('sized', (qb) =>
+      qb
+        .selectFrom('candidates')
+        .select([
+          'position',
+          'runtime',
+          sql<number>`sum(size) over (order by ${order} rows between unbounded preceding and current row)`.as('running'),
+          sql<number>`row_number() over (order by ${order})`.as('rank'),
+          sql<number>`count(*) over ()`.as('fetched'),
+        ]),
+    )
     .selectFrom('sized')
     .innerJoin('templates', 'templates.seq', 'sized.position')
-    .select(['templates.seq', 'templates.id', 'templates.owner_id', 'templates.body', 'sized.fetched'])
-    .where(withinBudget(budget))
-    .orderBy('templates.seq', 'desc');
+    .innerJoin('accounts', 'accounts.id', 'templates.owner_id')
+    .select([
+      'templates.seq',
+      'sized.runtime',
+      'templates.id',
+      'templates.owner_id',
+      'accounts.name as owner_name',
+      'templates.body',
+      'sized.fetched',
+    ])
+    .where(sql<boolean>`(sized.rank = 1 or sized.running <= ${budget})`)
+    .orderBy('sized.rank');
 }

@@ -1,5 +1,5 @@
 import { type CompiledQuery, type Selectable, sql } from 'kysely';
-import { PAGE_MAX_BYTES, type Page } from '../domain/page.ts';
+import { type ListPosition, PAGE_MAX_BYTES, type Page } from '../domain/page.ts';
 import type { RevisionRecord } from '../domain/revision.ts';
 import { type TemplateRecord, type TemplateView, templateJson, templateNameTaken } from '../domain/template.ts';
 import { type Core, SIZED, sizedPage, withinBudget } from './core.ts';
@@ -41,9 +41,10 @@ export const TEMPLATE_COLUMNS = [
 const everyColumnListed: Exclude<keyof TemplatesTable, (typeof TEMPLATE_COLUMNS)[number]> extends never ? true : never = true;
 void everyColumnListed;
 
-/** A template of a list page: its owner (who decides what it shows) and its JSON text. */
+/** A template of a list page: its owner (who decides what it shows), the owner's account name, and its JSON text. */
 export interface ListedTemplate {
   ownerId: string;
+  ownerName: string;
   json: string;
 }
 
@@ -144,18 +145,19 @@ export class TemplateRepository {
    * A page of the templates visible to the caller, newest first, as their JSON representations. Each visibility
    * scope is read down its own index and the pages merged (see template-list.ts).
    */
-  async list(query: TemplateQuery): Promise<Page<ListedTemplate>> {
-    const rows = await listQuery(this.core.db, query, PAGE_MAX_BYTES).execute();
+  async list(query: TemplateQuery): Promise<Page<ListedTemplate, ListPosition>> {
+    const rows = await listQuery(this.core.db, this.core.dialect.name, query, PAGE_MAX_BYTES).execute();
+    const popular = query.sort === 'popular';
     const shown = sizedPage(
       rows,
       query.limit,
-      (row) => row.seq,
+      (row): ListPosition => (popular ? { seq: row.seq, runtime: Number(row.runtime) } : { seq: row.seq }),
       (row) => row,
     );
     const items = await Promise.all(
       shown.items.map(async (row) => {
         const json = row.body ?? (await this.bodyOf(row.id));
-        return json === undefined ? undefined : { ownerId: row.owner_id, json };
+        return json === undefined ? undefined : { ownerId: row.owner_id, ownerName: row.owner_name, json };
       }),
     );
     return { ...shown, items: items.filter((item) => item !== undefined) };
@@ -186,7 +188,7 @@ export class TemplateRepository {
 
   /** The SQL a list page runs (tests read its plan). */
   listSql(query: TemplateQuery): CompiledQuery {
-    return listQuery(this.core.db, query, PAGE_MAX_BYTES).compile();
+    return listQuery(this.core.db, this.core.dialect.name, query, PAGE_MAX_BYTES).compile();
   }
 
   /**

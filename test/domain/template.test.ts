@@ -219,8 +219,9 @@ test('templateJson shows exactly the Template fields in schema order, and nothin
   );
 });
 
-const read = (): Template => ({
+const read = (): Template & { ownerName: string } => ({
   id: 'tmpl_1',
+  ownerName: 'alice',
   ...content(),
   isPlatform: false,
   earned: 1.5,
@@ -244,7 +245,7 @@ test('sent-back fields equal to the current ones pass; timestamps are compared a
     {},
     { revision: 3 },
     { createdAt: '2026-01-02T03:04:05.678+00:00', updatedAt: '2026-01-02T04:04:06+01:00' },
-    { category: 'AMD', isServerless: true, isPlatform: false, earned: 1.5, runtimeInMin: 12, id: 'tmpl_1' },
+    { category: 'AMD', isServerless: true, isPlatform: false, earned: 1.5, runtimeInMin: 12, id: 'tmpl_1', ownerName: 'alice' },
   ]) {
     assert.doesNotThrow(() => checkSentBack(current, update as TemplateUpdate), JSON.stringify(update));
   }
@@ -270,6 +271,9 @@ test('a sent-back field with another value is refused by name, with its current 
     ],
   });
   assert.deepEqual(refusal({ revision: 2, category: 'CPU' }), { kind: 'precondition-failed', errors: [] });
+  assert.deepEqual(refusal({ ownerName: 'bob' }).errors, [
+    '/ownerName: is read-only: the server sets it; send its current value ("alice") or leave it out',
+  ]);
   assert.deepEqual(refusal({ isServerless: false }).errors, [
     `/isServerless: can't be changed after the template is created; send its current value (true) or leave it out`,
   ]);

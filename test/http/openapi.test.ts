@@ -40,6 +40,7 @@ test('documents every operation with its error responses', async () => {
     'GetContainerRegistryAuth',
     'GetContainerRegistryAuthCredentials',
     'GetEndpoint',
+    'GetMe',
     'GetTemplate',
     'Health',
     'ListContainerRegistryAuths',
@@ -53,6 +54,7 @@ test('documents every operation with its error responses', async () => {
     'ReportReleaseProgress',
     'ReportTemplateUsage',
     'RollbackTemplate',
+    'UpdateEndpoint',
     'UpdateTemplate',
   ]);
   for (const { path, method, op } of operations.filter((o) => o.path.startsWith('/v1/'))) {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Kysely, sql } from 'kysely';
+import type { ListPosition } from '../../src/domain/page.ts';
 import { templateJson } from '../../src/domain/template.ts';
 import { visibilityFor } from '../../src/domain/visibility.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
@@ -138,7 +139,7 @@ forEachDialect('store contract', (dialect) => {
         limit: 1,
         search: 'cleared',
       });
-      assert.deepEqual(listed.items, [{ ownerId: 'acc_a', json: templateJson(t) }]);
+      assert.deepEqual(listed.items, [{ ownerId: 'acc_a', ownerName: 'a', json: templateJson(t) }]);
       assert.equal(await bodyOf(), null, 'reads do not write');
       await store.migrate();
       assert.equal(await bodyOf(), templateJson(t));
@@ -221,7 +222,7 @@ forEachDialect('store contract', (dialect) => {
     }
     const visibility = visibilityFor({ accountId: owner, role: 'user' }, {});
     const seen: string[] = [];
-    let before: number | undefined;
+    let before: ListPosition | undefined;
     do {
       const page = await store.templates.list({ visibility, limit: 3, before, search: 'page' });
       seen.push(...page.items.map((item) => JSON.parse(item.json).id));

@@ -67,6 +67,61 @@ forEachDialect('the plan of a list page', (dialect) => {
   });
 });
 
+forEachDialect('the plan of a page of one scope', (dialect) => {
+  let db: Database;
+  let store: Store;
+  const visibility = { ownerId: 'acc_z_big', bound: false, public: false, platform: false, platformKey: false };
+  before(async () => {
+    db = await freshDatabase(dialect);
+    store = Store.open(dialectFor(db.url));
+    await store.migrate();
+    for (const [id, role] of [
+      ['acc_z_big', 'user'],
+      ['acc_a_others', 'user'],
+      ['acc_p', 'platform'],
+    ] as const)
+      await store.accounts.ensure({ id, name: id, role, createdAt: at });
+    // Official templates are few, and (public too) they stay out of the way of the public scope's pages.
+    await seedTemplates(db.url, 'acc_p', TOTAL, TOTAL + 300, { platform: true });
+    await seedTemplates(db.url, 'acc_a_others', 0, 500);
+    await seedTemplates(db.url, 'acc_z_big', 500, 500 + OLD);
+    await seedTemplates(db.url, 'acc_a_others', 500 + OLD, TOTAL);
+    if (dialect === 'postgres') await sqlOn(db.url, 'analyze templates');
+  });
+  after(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  const INDEX = { own: 'templates_owner_seq', public: 'templates_public_seq', platform: 'templates_platform_seq' } as const;
+  for (const scope of ['own', 'public', 'platform'] as const) {
+    test(`scope=${scope}: one search down ${INDEX[scope]}, starting at the cursor; a page examines about a page of rows`, async () => {
+      const first = await store.templates.list({ visibility, scope, limit: 100 });
+      assert.equal(first.items.length, 100);
+      const deep = await store.templates.list({ visibility, scope, limit: 100, before: { seq: 5_000 } });
+      assert.equal(deep.items.length, 100);
+      for (const before of [undefined, first.next, { seq: 5_000 }]) {
+        const q = store.templates.listSql({ visibility, scope, limit: 100, before });
+        if (dialect === 'postgres') {
+          const [row] = await sqlOn(db.url, `explain (analyze, format json) ${q.sql}`, q.parameters);
+          const plan = (row as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan;
+          assert.match(JSON.stringify(plan), new RegExp(`"Index Name":"${INDEX[scope]}"`));
+          const examined = rowsExamined(plan);
+          // The scope's index, the page's rows and their owners: a few times a page; from the top, 15,000 for the deep one.
+          assert.ok(examined < 1_000, `examined ${examined} rows for a page of 100 out of ${TOTAL}`);
+        } else {
+          const plan = (await sqlOn(db.url, `explain query plan ${q.sql}`, q.parameters)).map((r) => (r as { detail: string }).detail);
+          const steps = plan.slice(plan.indexOf('CO-ROUTINE scope0') + 1, plan.indexOf('SCAN scope0'));
+          // The cursor is the index's start point: it bounds the search (SQLite: the leading column and the rowid).
+          assert.equal(steps.length, 1, plan.join('; '));
+          assert.match(steps[0] as string, new RegExp(`^SEARCH templates USING INDEX ${INDEX[scope]} \\(`), plan.join('; '));
+          if (before !== undefined) assert.match(steps[0] as string, /\(\w+=\? AND seq<\?\)$/, plan.join('; '));
+        }
+      }
+    });
+  }
+});
+
 forEachDialect('the plan of the check for templates that use a registry auth', (dialect) => {
   let db: Database;
   let store: Store;

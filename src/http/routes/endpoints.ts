@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { Endpoint, EndpointCreate } from '../../domain/endpoint.ts';
+import { Endpoint, EndpointCreate, EndpointUpdate } from '../../domain/endpoint.ts';
 import { trimName } from '../../domain/name.ts';
 import { Release, ReleaseProgress } from '../../releases/release.ts';
 import { problemResponses } from '../problem.ts';
@@ -61,6 +61,28 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: Type.Ref(Endpoint, { description: 'The endpoint.' }), ...problemResponses(400, 401, 404, 429, 503) },
     },
     handler: async (request) => endpoints.get(request.caller, request.params.endpointId),
+  });
+
+  app.patch('/endpoints/:endpointId', {
+    preValidation: async (request) => trimName(request.body),
+    schema: {
+      tags,
+      operationId: 'UpdateEndpoint',
+      summary: 'Update an endpoint',
+      description:
+        'A partial update by the owner: absent fields keep their value. `templateId` rebinds the endpoint under the ' +
+        "rules of a create (a Serverless template of the caller's own, not bound elsewhere): the old template is " +
+        "unbound and a rolling release to the new one starts (the endpoint's `version` moves on). A change of `name` " +
+        'or workers starts no release; an update that changes nothing writes nothing. The server-set fields of a GET ' +
+        'may be sent back with their current values.',
+      params,
+      body: Type.Ref(EndpointUpdate),
+      response: {
+        200: Type.Ref(Endpoint, { description: 'The endpoint after the update.' }),
+        ...problemResponses(400, 401, 404, 409, 413, 415, 429, 503),
+      },
+    },
+    handler: async (request) => endpoints.update(request.caller, request.params.endpointId, request.body),
   });
 
   app.get('/endpoints/:endpointId/releases', {

@@ -3,12 +3,22 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { trimName } from '../../domain/name.ts';
 import { Revision, RollbackInput } from '../../domain/revision.ts';
-import { Template, TemplateCreate, type TemplateRecord, TemplateUpdate } from '../../domain/template.ts';
+import { Template, TemplateCreate, TemplateListItem, type TemplateRecord, TemplateUpdate } from '../../domain/template.ts';
 import { UsageReport } from '../../domain/usage.ts';
 import { etagOf, preconditionFrom } from '../conditional.ts';
 import { idempotencyOf, sendAnswer } from '../idempotency.ts';
 import { problemResponses } from '../problem.ts';
-import { IdParam, IncludeQuery, linkNext, PageQuery, pageResponse, pageStart, responseHeader, TemplateListQuery } from '../schemas.ts';
+import {
+  IdParam,
+  IncludeQuery,
+  linkNext,
+  listStart,
+  PageQuery,
+  pageResponse,
+  pageStart,
+  responseHeader,
+  TemplateListQuery,
+} from '../schemas.ts';
 
 const params = IdParam('templateId', 'template');
 const tags = ['templates'];
@@ -76,14 +86,17 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'ListTemplates',
       summary: 'List templates',
       description:
-        'The templates the caller can see with the given flags, newest first, as a bare array. ' +
+        'The templates the caller can see with the given flags (or in one `scope`), newest or most used first, as a bare array. ' +
         'When more follow, a `Link: <…>; rel="next"` header gives the next page.',
       querystring: TemplateListQuery,
-      response: { 200: pageResponse(Type.Ref(Template), 'One page of templates.'), ...problemResponses(400, 401, 429, 503) },
+      response: {
+        200: pageResponse(Type.Ref(TemplateListItem), "One page of templates, each with its owner's account name."),
+        ...problemResponses(400, 401, 429, 503),
+      },
     },
     handler: async (request, reply) => {
       const { limit = 100, cursor, ...filters } = request.query;
-      const page = await templates.list(request.caller, { ...filters, limit, before: pageStart(cursor) });
+      const page = await templates.list(request.caller, { ...filters, limit, before: listStart(cursor) });
       linkNext(request, reply, page.next);
       return sendJson(reply, `[${page.items.join(',')}]`);
     },

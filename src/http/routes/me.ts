@@ -1,0 +1,17 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { Me } from '../../domain/account.ts';
+import { problemResponses } from '../problem.ts';
+
+export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/me', {
+    schema: {
+      tags: ['account'],
+      operationId: 'GetMe',
+      summary: 'Who the caller is',
+      description: "The caller's account (id, name, role) and the key the request used: what `podplate whoami` shows.",
+      response: { 200: Type.Ref(Me, { description: 'The caller.' }), ...problemResponses(400, 401, 429, 503) },
+    },
+    handler: async (request) => app.registry.keys.whoami(request.caller),
+  });
+};
