@@ -1,4 +1,14 @@
-import { type Endpoint, nextLink, type Problem, type RegistryAuth, type Release, type Revision, type Template } from './model.ts';
+import type { operations } from '../../src/client/schema.d.ts';
+import {
+  type Endpoint,
+  nextLink,
+  type Problem,
+  type RegistryAuth,
+  type Release,
+  type Revision,
+  type Template,
+  type TemplateListItem,
+} from './model.ts';
 
 // The REST API under /v1, called with the key from sessionStorage. Every failure becomes an ApiError carrying the
 // problem body, so views can show its detail and put its field errors next to the fields.
@@ -88,10 +98,12 @@ async function all<T>(first: string): Promise<T[]> {
   return items;
 }
 
+type ListQuery = NonNullable<operations['ListTemplates']['parameters']['query']>;
+
 export interface TemplateQuery {
   /** One scope in full pages: own, public (community) or platform (official). */
-  scope?: 'own' | 'public' | 'platform';
-  sort?: 'newest' | 'popular';
+  scope?: NonNullable<ListQuery['scope']>;
+  sort?: NonNullable<ListQuery['sort']>;
   includePublicTemplates?: boolean;
   includePlatformTemplates?: boolean;
   includeEndpointBoundTemplates?: boolean;
@@ -122,9 +134,9 @@ const versioned = <T>({ data, headers }: Answer<T>): Versioned<T> => ({ value: d
 export const api = {
   /** Checks a key without signing in with it. */
   check: (key: string) => call<Template[]>('GET', '/v1/templates?limit=1', { key }),
-  templates: (q: TemplateQuery) => page<Template>(`/v1/templates${query(q)}`),
+  templates: (q: TemplateQuery) => page<TemplateListItem>(`/v1/templates${query(q)}`),
   /** A page by the URL a Link header gave. */
-  templatesAt: (url: string) => page<Template>(url),
+  templatesAt: (url: string) => page<TemplateListItem>(url),
   template: async (templateId: string) => versioned(await call<Template>('GET', `/v1/templates/${id(templateId)}${query(ALL_FLAGS)}`)),
   create: async (body: unknown) => versioned(await call<Template>('POST', '/v1/templates', { body })),
   update: async (templateId: string, body: unknown, etag: string | null) =>

@@ -6,6 +6,8 @@ import type { components } from '../../src/client/schema.d.ts';
 
 type Schemas = components['schemas'];
 export type Template = Schemas['Template'];
+/** A template as lists show it: with its owner's account name. */
+export type TemplateListItem = Schemas['TemplateListItem'];
 export type FieldChange = Schemas['FieldChange'];
 export type Revision = Schemas['Revision'];
 export type Endpoint = Schemas['Endpoint'];

@@ -1,6 +1,6 @@
 import { api, type TemplateQuery } from '../api.ts';
 import { h, show, uid } from '../dom.ts';
-import { CATEGORIES, type Endpoint, type Template } from '../model.ts';
+import { CATEGORIES, type Endpoint, type TemplateListItem } from '../model.ts';
 import { go, href } from '../router.ts';
 import { badges, liveBadge, problemBox } from './common.ts';
 import type { View } from './view.ts';
@@ -21,10 +21,9 @@ const TAB_QUERY: Record<Tab, TemplateQuery> = {
 };
 
 /** Who made a template, and how much it is used, for its card. */
-function byline(t: Template): string {
-  const owner = (t as Template & { ownerName?: string }).ownerName;
+function byline(t: TemplateListItem): string {
   const usage = t.runtimeInMin ? `used ${t.runtimeInMin.toLocaleString()} min` : 'not used yet';
-  return owner ? `by ${owner} · ${usage}` : usage;
+  return `by ${t.ownerName} · ${usage}`;
 }
 
 /** Cursors of the pages before the current one, per filter, for "Previous page". */
