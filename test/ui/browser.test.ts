@@ -290,7 +290,7 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     const link = readme.getByRole('link', { name: 'the docs' });
     assert.equal(await link.getAttribute('href'), 'https://pytorch.org/docs');
     assert.equal(await link.getAttribute('rel'), 'noopener noreferrer nofollow');
-    const fields = await page.locator('.fields').textContent();
+    const fields = `${await page.locator('.fields').textContent()} ${await page.locator('.env-card').textContent()}`;
     for (const expected of ['runpod/pytorch:2.1.0-py3.10', '8888/http', '22/tcp', 'JUPYTER_PASSWORD', 'NVIDIA', 'Pod']) {
       assert.ok(fields?.includes(expected), expected);
     }
@@ -383,7 +383,8 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await page.getByRole('button', { name: 'Create template' }).click();
     await heading('comfy ui').waitFor();
     const fields = (await page.locator('.fields').textContent()) ?? '';
-    assert.ok(fields.includes('8188/tcp') && fields.includes('COMFY_ARGS'), fields);
+    assert.ok(fields.includes('8188/tcp'), fields);
+    assert.match((await page.locator('.env-card').textContent()) ?? '', /COMFY_ARGS/);
     assert.ok(fields.includes(`Registry authghcr ${ids.auth}`), fields);
     assert.equal(await page.locator('.readme em').textContent(), 'all the way');
     ids.comfy = /#\/t\/([^/?]+)/.exec(page.url())?.[1] ?? '';
@@ -430,9 +431,9 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     const latest = page.locator('.revisions > li').first();
     assert.match((await latest.locator('h2').textContent()) ?? '', /Revision 3/);
     const diff = (await latest.locator('table.diff').textContent()) ?? '';
-    assert.ok(diff.includes('imageName') && diff.includes('acme/comfy:0.3') && diff.includes('acme/comfy:0.4'), diff);
-    assert.ok(diff.includes('ports'), diff);
-    assert.match((await page.locator('.revisions > li').nth(1).locator('table.diff').textContent()) ?? '', /readme/);
+    assert.ok(diff.includes('Image') && diff.includes('acme/comfy:0.3') && diff.includes('acme/comfy:0.4'), diff);
+    assert.ok(diff.includes('Ports'), diff);
+    assert.match((await page.locator('.revisions > li').nth(1).locator('table.diff').textContent()) ?? '', /Readme/);
     await shot('12-history');
 
     await page.getByRole('button', { name: 'Roll back to revision 1' }).click();
@@ -491,7 +492,7 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     });
     await page.getByRole('link', { name: 'Endpoints' }).click();
     await heading('Endpoints').waitFor();
-    await page.getByRole('link', { name: 'llama' }).click();
+    await page.getByRole('link', { name: 'llama', exact: true }).click();
     await heading('Endpoint llama').waitFor();
     assert.equal(await page.locator('.fields a').textContent(), 'llama worker');
     const [latest, before] = [page.locator('.releases > li').nth(0), page.locator('.releases > li').nth(1)];

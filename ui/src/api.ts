@@ -1,4 +1,14 @@
-import { type Endpoint, nextLink, type Problem, type RegistryAuth, type Release, type Revision, type Template } from './model.ts';
+import type { operations } from '../../src/client/schema.d.ts';
+import {
+  type Endpoint,
+  nextLink,
+  type Problem,
+  type RegistryAuth,
+  type Release,
+  type Revision,
+  type Template,
+  type TemplateListItem,
+} from './model.ts';
 
 // The REST API under /v1, called with the key from sessionStorage. Every failure becomes an ApiError carrying the
 // problem body, so views can show its detail and put its field errors next to the fields.
@@ -76,7 +86,24 @@ async function page<T>(path: string): Promise<Page<T>> {
   return { items: data, next: nextLink(headers.get('link')) };
 }
 
+/** Every item of a list, following its pages. */
+async function all<T>(first: string): Promise<T[]> {
+  const items: T[] = [];
+  let next: string | undefined = first;
+  while (next) {
+    const one: Page<T> = await page<T>(next);
+    items.push(...one.items);
+    next = one.next;
+  }
+  return items;
+}
+
+type ListQuery = NonNullable<operations['ListTemplates']['parameters']['query']>;
+
 export interface TemplateQuery {
+  /** One scope in full pages: own, public (community) or platform (official). */
+  scope?: NonNullable<ListQuery['scope']>;
+  sort?: NonNullable<ListQuery['sort']>;
   includePublicTemplates?: boolean;
   includePlatformTemplates?: boolean;
   includeEndpointBoundTemplates?: boolean;
@@ -107,9 +134,9 @@ const versioned = <T>({ data, headers }: Answer<T>): Versioned<T> => ({ value: d
 export const api = {
   /** Checks a key without signing in with it. */
   check: (key: string) => call<Template[]>('GET', '/v1/templates?limit=1', { key }),
-  templates: (q: TemplateQuery) => page<Template>(`/v1/templates${query(q)}`),
+  templates: (q: TemplateQuery) => page<TemplateListItem>(`/v1/templates${query(q)}`),
   /** A page by the URL a Link header gave. */
-  templatesAt: (url: string) => page<Template>(url),
+  templatesAt: (url: string) => page<TemplateListItem>(url),
   template: async (templateId: string) => versioned(await call<Template>('GET', `/v1/templates/${id(templateId)}${query(ALL_FLAGS)}`)),
   create: async (body: unknown) => versioned(await call<Template>('POST', '/v1/templates', { body })),
   update: async (templateId: string, body: unknown, etag: string | null) =>
@@ -128,21 +155,27 @@ export const api = {
   endpoints: (cursor?: string) => page<Endpoint>(`/v1/endpoints${query({ limit: 50, cursor })}`),
   endpointsAt: (url: string) => page<Endpoint>(url),
   endpoint: async (endpointId: string) => (await call<Endpoint>('GET', `/v1/endpoints/${id(endpointId)}`)).data,
+  /** Every endpoint of the caller, all pages: which of its templates are live, and where. */
+  allEndpoints: () => all<Endpoint>('/v1/endpoints?limit=100'),
+  createEndpoint: async (body: unknown) => (await call<Endpoint>('POST', '/v1/endpoints', { body })).data,
+  removeEndpoint: (endpointId: string) => call<null>('DELETE', `/v1/endpoints/${id(endpointId)}`),
+  /** A template's revision by number (its content then), looked for down the pages of its history. */
+  revision: async (templateId: string, revision: number) => {
+    let next: string | undefined = `/v1/templates/${id(templateId)}/revisions?limit=100`;
+    while (next) {
+      const one: Page<Revision> = await page<Revision>(next);
+      const found = one.items.find((r) => r.revision === revision);
+      if (found || one.items.some((r) => r.revision < revision)) return found;
+      next = one.next;
+    }
+    return undefined;
+  },
   releases: (endpointId: string) => page<Release>(`/v1/endpoints/${id(endpointId)}/releases${query({ limit: 50 })}`),
   releasesAt: (url: string) => page<Release>(url),
   registryAuths: () => page<RegistryAuth>('/v1/containerregistryauth?limit=100'),
   registryAuthsAt: (url: string) => page<RegistryAuth>(url),
   /** Every registry auth of the caller, all pages (for the template form's select). */
-  allRegistryAuths: async () => {
-    const all: RegistryAuth[] = [];
-    let next: string | undefined = '/v1/containerregistryauth?limit=1000';
-    while (next) {
-      const one: Page<RegistryAuth> = await page<RegistryAuth>(next);
-      all.push(...one.items);
-      next = one.next;
-    }
-    return all;
-  },
+  allRegistryAuths: () => all<RegistryAuth>('/v1/containerregistryauth?limit=1000'),
   registryAuth: async (authId: string) => (await call<RegistryAuth>('GET', `/v1/containerregistryauth/${id(authId)}`)).data,
   createRegistryAuth: async (body: { name: string; username: string; password: string }) =>
     (await call<RegistryAuth>('POST', '/v1/containerregistryauth', { body })).data,

@@ -1,7 +1,9 @@
 import './styles.css';
 import { session, whenUnauthenticated } from './api.ts';
 import { h, show } from './dom.ts';
+import { mayLeave, releaseGuard } from './guard.ts';
 import { currentRoute, go, href } from './router.ts';
+import { endpointFormView } from './views/endpoint-form.ts';
 import { endpointsView, endpointView } from './views/endpoints.ts';
 import { formView } from './views/form.ts';
 import { historyView } from './views/history.ts';
@@ -62,14 +64,19 @@ function pick(path: string[]): View {
     if (sub === 'history') return historyView(id);
     return detailView(id);
   }
-  if (first === 'endpoints') return endpointsView;
+  if (first === 'endpoints') return id === 'new' ? endpointFormView : endpointsView;
   if (first === 'e' && id) return endpointView(id);
   if (first === 'registry') return registryAuthsView;
   return listView;
 }
 
+/** The URL of the screen shown, to go back to when the user stays on a screen with unsaved changes. */
+let shown = location.href;
+
 async function render(): Promise<void> {
   const token = ++rendering;
+  releaseGuard();
+  shown = location.href;
   if (!fresh) status.textContent = '';
   fresh = false;
   const route = currentRoute();
@@ -106,5 +113,12 @@ document.querySelector('.skip')?.addEventListener('click', (event) => {
   event.preventDefault();
   main.focus();
 });
-window.addEventListener('hashchange', () => void render());
+window.addEventListener('hashchange', () => {
+  // The hash has already changed: staying puts the screen's URL back without a new history entry or a redraw.
+  if (!mayLeave()) {
+    history.replaceState(history.state, '', shown);
+    return;
+  }
+  void render();
+});
 void render();

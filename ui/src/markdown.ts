@@ -49,11 +49,60 @@ const CONFIG = {
   FORBID_ATTR: ['style', 'id', 'name', 'srcset'],
 };
 
+/** Heading ids are ours, never the author's: prefixed, so no heading can shadow a name the page uses (DOM clobbering). */
+export const HEADING_ID_PREFIX = 'user-content-';
+
+/** The slug GitHub gives a heading: lower case, punctuation dropped, spaces as dashes. */
+export function slugOf(text: string): string {
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
+}
+
+/** Gives each heading an id from its text (`user-content-usage`, then `user-content-usage-1` …), as GitHub does, prefixed. */
+function anchorHeadings(fragment: DocumentFragment): void {
+  const seen = new Map<string, number>();
+  for (const heading of fragment.querySelectorAll('h1, h2, h3, h4, h5, h6')) {
+    const slug = slugOf(heading.textContent ?? '');
+    const count = seen.get(slug) ?? 0;
+    seen.set(slug, count + 1);
+    heading.id = `${HEADING_ID_PREFIX}${count ? `${slug}-${count}` : slug}`;
+  }
+}
+
 /**
- * The readme as a sanitized fragment, ready to append. (Chromium reports the hostile attributes it meets while
+ * Makes the readme's links to its own headings (`#usage`) scroll to them: in this single-page app a fragment is a
+ * route, so following one would leave the template.
+ */
+export function scrollToHeadings(readme: HTMLElement): void {
+  readme.addEventListener('click', (event) => {
+    const link = (event.target as Element).closest?.('a');
+    const target = link?.getAttribute('href');
+    if (!target?.startsWith('#') || target.startsWith('#/')) return;
+    event.preventDefault();
+    let slug: string;
+    try {
+      slug = decodeURIComponent(target.slice(1));
+    } catch {
+      return;
+    }
+    const heading = readme.querySelector<HTMLElement>(`[id="${CSS.escape(HEADING_ID_PREFIX + slug.toLowerCase())}"]`);
+    if (!heading) return;
+    heading.tabIndex = -1;
+    heading.scrollIntoView({ block: 'start' });
+    heading.focus({ preventScroll: true });
+  });
+}
+
+/**
+ * The readme as a sanitized fragment, ready to append, its headings with ids. (Chromium reports the hostile attributes it meets while
  * DOMPurify parses as Content-Security-Policy violations: they are parsed, never run, and then removed.)
  */
 export function renderMarkdown(markdown: string): DocumentFragment {
   const html = marked.parse(markdown, { async: false, gfm: true });
-  return DOMPurify.sanitize(html, { ...CONFIG, RETURN_DOM_FRAGMENT: true });
+  const fragment = DOMPurify.sanitize(html, { ...CONFIG, RETURN_DOM_FRAGMENT: true });
+  anchorHeadings(fragment);
+  return fragment;
 }

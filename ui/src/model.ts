@@ -6,6 +6,8 @@ import type { components } from '../../src/client/schema.d.ts';
 
 type Schemas = components['schemas'];
 export type Template = Schemas['Template'];
+/** A template as lists show it: with its owner's account name. */
+export type TemplateListItem = Schemas['TemplateListItem'];
 export type FieldChange = Schemas['FieldChange'];
 export type Revision = Schemas['Revision'];
 export type Endpoint = Schemas['Endpoint'];
@@ -141,10 +143,4 @@ export function nextLink(header: string | null): string | undefined {
     if (match) return match[1];
   }
   return undefined;
-}
-
-/** A value of a diff, as a short readable text. */
-export function showValue(value: unknown): string {
-  if (typeof value === 'string') return value === '' ? '(empty)' : value;
-  return JSON.stringify(value);
 }

@@ -1,6 +1,7 @@
-import { ApiError, type Page } from '../api.ts';
-import { h, show } from '../dom.ts';
-import type { Template } from '../model.ts';
+import { ApiError, api, type Page } from '../api.ts';
+import { h, show, uid } from '../dom.ts';
+import type { Endpoint, Template } from '../model.ts';
+import { href } from '../router.ts';
 
 /** What went wrong, as the API said it, in a region screen readers announce. */
 export function problemBox(error: unknown): HTMLElement {
@@ -58,3 +59,66 @@ export function morePager<T>(next: string | undefined, load: (url: string) => Pr
   draw(next);
   return more;
 }
+
+/** Puts `text` on the clipboard: the Clipboard API where the page may use it, else a selected textarea and "copy". */
+async function copyText(text: string): Promise<void> {
+  if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+  const area = h('textarea', { readonly: true, class: 'visually-hidden' });
+  area.value = text;
+  document.body.append(area);
+  area.select();
+  const copied = document.execCommand('copy');
+  area.remove();
+  if (!copied) throw new Error('copy refused');
+}
+
+/** A small button that copies `text`, and says so (or that it could not) where screen readers hear it. */
+export function copyButton(text: string, what: string): HTMLButtonElement {
+  const said = h('span', { 'aria-live': 'polite' }, 'Copy');
+  const button = h('button', { type: 'button', class: 'copy secondary', 'aria-label': `Copy ${what}`, title: `Copy ${what}` }, said);
+  button.addEventListener('click', async () => {
+    try {
+      await copyText(text);
+      said.textContent = 'Copied';
+    } catch {
+      said.textContent = 'Copy failed';
+    }
+    setTimeout(() => {
+      said.textContent = 'Copy';
+    }, 2000);
+  });
+  return button;
+}
+
+/**
+ * Asks before a change that matters, in a modal dialog showing what it will do. Resolves true when confirmed;
+ * Escape, the cancel button or closing it resolve false.
+ */
+export function confirmDialog(title: string, confirmLabel: string, ...body: (Node | string | null)[]): Promise<boolean> {
+  const titleId = uid('dialog-title');
+  const confirm = h('button', { type: 'submit', value: 'confirm' }, confirmLabel);
+  const cancel = h('button', { type: 'submit', value: 'cancel', class: 'secondary' }, 'Cancel');
+  const dialog = h(
+    'dialog',
+    { class: 'confirm', 'aria-labelledby': titleId },
+    h('form', { method: 'dialog' }, h('h2', { id: titleId }, title), ...body, h('div', { class: 'actions' }, confirm, cancel)),
+  );
+  document.body.append(dialog);
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => {
+      dialog.remove();
+      resolve(dialog.returnValue === 'confirm');
+    });
+    dialog.showModal();
+    cancel.focus();
+  });
+}
+
+/** The caller's endpoint that runs the template, if any (only an owner's templates can be bound, to one endpoint). */
+export async function endpointRunning(templateId: string): Promise<Endpoint | undefined> {
+  return (await api.allEndpoints()).find((e) => e.templateId === templateId);
+}
+
+/** "Live on endpoint X", a link to the endpoint. */
+export const liveBadge = (endpoint: Pick<Endpoint, 'id' | 'name'>) =>
+  h('a', { class: 'badge live', href: href(`/e/${encodeURIComponent(endpoint.id)}`) }, `Live on endpoint ${endpoint.name}`);

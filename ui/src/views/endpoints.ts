@@ -1,7 +1,7 @@
 import { api, type Page } from '../api.ts';
 import { h, show, when } from '../dom.ts';
-import type { Endpoint, Release } from '../model.ts';
-import { href } from '../router.ts';
+import type { Endpoint, Release, Template } from '../model.ts';
+import { go, href } from '../router.ts';
 import { morePager, problemBox } from './common.ts';
 import { diffTable } from './history.ts';
 import type { View } from './view.ts';
@@ -16,6 +16,19 @@ export const endpointsView: View = async ({ container, alive }) => {
   }
   if (!alive()) return;
   const rows = h('tbody');
+  // Each endpoint's template by name (the caller's own: the API binds no other).
+  const names = new Map<string, string>();
+  const nameTemplates = (items: Endpoint[]) =>
+    Promise.all(
+      items.map((e) =>
+        api.template(e.templateId).then(
+          (t) => names.set(e.templateId, t.value.name),
+          () => undefined,
+        ),
+      ),
+    );
+  await nameTemplates(page.items);
+  if (!alive()) return;
   const addRows = (items: Endpoint[]) =>
     rows.append(
       ...items.map((e) =>
@@ -23,17 +36,30 @@ export const endpointsView: View = async ({ container, alive }) => {
           'tr',
           {},
           h('th', { scope: 'row' }, h('a', { href: href(`/e/${encodeURIComponent(e.id)}`) }, e.name)),
-          h('td', {}, h('a', { href: href(`/t/${encodeURIComponent(e.templateId)}`) }, h('code', {}, e.templateId))),
+          h(
+            'td',
+            {},
+            h('a', { href: href(`/t/${encodeURIComponent(e.templateId)}`) }, names.get(e.templateId) ?? h('code', {}, e.templateId)),
+          ),
           h('td', {}, `${e.workersMin}–${e.workersMax}`),
           h('td', {}, String(e.version)),
         ),
       ),
     );
   addRows(page.items);
-  const more = morePager(page.next, api.endpointsAt, addRows, 'More endpoints');
+  const more = morePager(
+    page.next,
+    async (url) => {
+      const next = await api.endpointsAt(url);
+      await nameTemplates(next.items);
+      return next;
+    },
+    addRows,
+    'More endpoints',
+  );
   show(
     container,
-    h('h1', {}, 'Endpoints'),
+    h('div', { class: 'heading' }, h('h1', {}, 'Endpoints'), h('a', { class: 'button', href: href('/endpoints/new') }, 'New endpoint')),
     page.items.length === 0
       ? h('p', { class: 'muted' }, 'You have no Serverless endpoints.')
       : h(
@@ -81,16 +107,32 @@ function release(r: Release): HTMLElement {
   );
 }
 
+/** How long the page waits between looks at a release that is still rolling. */
+const POLL_MS = 2000;
+const unfinished = (r: Release) => r.status === 'pending' || r.status === 'rolling';
+
+/**
+ * The template revision the endpoint's workers run: the newest completed release's, else the one it was bound at
+ * (the revision before its first release), else, with no release yet, the template's current one.
+ */
+function runningRevision(releases: Release[], template: Template | undefined): number | undefined {
+  const completed = releases.find((r) => r.status === 'completed');
+  if (completed) return completed.templateRevision;
+  const first = releases.at(-1);
+  if (first) return first.templateRevision - 1;
+  return template?.revision;
+}
+
 export const endpointView =
   (id: string): View =>
-  async ({ container, alive }) => {
+  async ({ container, alive, announce }) => {
     let endpoint: Endpoint;
     let releases: Page<Release>;
-    let templateName: string | undefined;
+    let template: Template | undefined;
     try {
       [endpoint, releases] = await Promise.all([api.endpoint(id), api.releases(id)]);
-      templateName = await api.template(endpoint.templateId).then(
-        (t) => t.value.name,
+      template = await api.template(endpoint.templateId).then(
+        (t) => t.value,
         () => undefined,
       );
     } catch (error) {
@@ -98,28 +140,101 @@ export const endpointView =
       return;
     }
     if (!alive()) return;
-    const list = h('ol', { class: 'releases', reversed: true }, releases.items.map(release));
-    const more = morePager(releases.next, api.releasesAt, (items) => list.append(...items.map(release)), 'Older releases');
+    const failure = h('div', { 'aria-live': 'assertive' });
+    const running = h('dd', {});
+    const version = h('dd', {}, String(endpoint.version));
+    const list = h('ol', { class: 'releases', reversed: true });
+    const section = h('div', {});
+    /** Images by template revision, read from the template's history once each. */
+    const images = new Map<number, string | undefined>();
+    const imageAt = async (revision: number) => {
+      if (!images.has(revision))
+        images.set(
+          revision,
+          await api.revision(endpoint.templateId, revision).then(
+            (r) => r?.template.imageName,
+            () => undefined,
+          ),
+        );
+      return images.get(revision);
+    };
+    const draw = async (items: Release[], next: string | undefined) => {
+      const revision = runningRevision(items, template);
+      const image = revision === undefined ? undefined : revision === template?.revision ? template.imageName : await imageAt(revision);
+      const rolling = items.find(unfinished);
+      if (!alive()) return;
+      show(
+        running,
+        image ? h('code', { class: 'running-image' }, image) : h('span', { class: 'muted' }, 'unknown'),
+        revision === undefined ? null : ` (template revision ${revision})`,
+        rolling
+          ? h(
+              'span',
+              { class: 'muted' },
+              ` · version ${rolling.version} rolling out: ${rolling.workersUpdated} of ${rolling.workersTotal} workers`,
+            )
+          : null,
+      );
+      show(list, items.map(release));
+      show(
+        section,
+        items.length ? list : h('p', { class: 'muted' }, 'No releases yet: a change to the template makes one.'),
+        morePager(next, api.releasesAt, (more) => list.append(...more.map(release)), 'Older releases'),
+      );
+    };
+    await draw(releases.items, releases.next);
+    if (!alive()) return;
+
+    // While a release rolls, look again every few seconds: its progress and status come from the orchestrator.
+    const poll = async () => {
+      if (!alive()) return;
+      try {
+        const [now, page] = await Promise.all([api.endpoint(id), api.releases(id)]);
+        if (!alive()) return;
+        version.textContent = String(now.version);
+        await draw(page.items, page.next);
+        if (page.items.some(unfinished)) setTimeout(poll, POLL_MS);
+      } catch (error) {
+        if (alive()) show(failure, problemBox(error));
+      }
+    };
+    if (releases.items.some(unfinished)) setTimeout(poll, POLL_MS);
+
+    const remove = async () => {
+      if (!window.confirm(`Delete the endpoint “${endpoint.name}”? Its template stays, no longer live.`)) return;
+      try {
+        await api.removeEndpoint(endpoint.id);
+        announce(`Deleted endpoint ${endpoint.name}.`);
+        go(href('/endpoints'));
+      } catch (error) {
+        show(failure, problemBox(error));
+      }
+    };
     show(
       container,
       h('p', { class: 'crumbs' }, h('a', { href: href('/endpoints') }, '← Endpoints')),
       h('h1', {}, `Endpoint ${endpoint.name}`),
+      h('div', { class: 'actions' }, h('button', { type: 'button', class: 'danger', onclick: remove }, 'Delete endpoint')),
+      failure,
       h(
         'dl',
         { class: 'fields' },
+        h('dt', {}, 'ID'),
+        h('dd', {}, h('code', {}, endpoint.id)),
         h('dt', {}, 'Template'),
         h(
           'dd',
           {},
-          h('a', { href: href(`/t/${encodeURIComponent(endpoint.templateId)}`) }, templateName ?? h('code', {}, endpoint.templateId)),
+          h('a', { href: href(`/t/${encodeURIComponent(endpoint.templateId)}`) }, template?.name ?? h('code', {}, endpoint.templateId)),
         ),
+        h('dt', {}, 'Running'),
+        running,
         h('dt', {}, 'Workers'),
         h('dd', {}, `${endpoint.workersMin} to ${endpoint.workersMax}`),
         h('dt', {}, 'Version'),
-        h('dd', {}, String(endpoint.version)),
+        version,
       ),
       h('h2', {}, 'Releases'),
-      releases.items.length ? list : h('p', { class: 'muted' }, 'No releases yet: a change to the template makes one.'),
-      more,
+      section,
     );
   };

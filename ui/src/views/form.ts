@@ -1,18 +1,23 @@
 import { ApiError, api } from '../api.ts';
+import { diffOf } from '../diff.ts';
 import { h, show, uid } from '../dom.ts';
+import { guardUnsaved, releaseGuard } from '../guard.ts';
 import {
   bodyOf,
   CATEGORIES,
   controlFor,
   EMPTY_FORM,
+  type Endpoint,
   type FieldError,
   formOf,
   PROTOCOLS,
   type RegistryAuth,
+  type Template,
   type TemplateForm,
 } from '../model.ts';
 import { go, href } from '../router.ts';
-import { problemBox } from './common.ts';
+import { confirmDialog, endpointRunning, liveBadge, problemBox } from './common.ts';
+import { diffTable } from './history.ts';
 import type { View } from './view.ts';
 
 // Create and edit: one form for every field. Values are not judged here; the API's problem body names each bad field
@@ -49,30 +54,44 @@ function describe(pointer: string, control: string): string {
 
 export const formView =
   (id: string | undefined): View =>
-  async ({ container, alive, announce }) => {
+  async ({ route, container, alive, announce }) => {
     const editing = id !== undefined;
+    // Duplicate: a new template of the caller's own, filled in from another one (#/new?from=<id>).
+    const from = editing ? undefined : (route.query.get('from') ?? undefined);
     let form: TemplateForm = structuredClone(EMPTY_FORM);
     let etag: string | null = null;
     let title = 'New template';
+    let current: Template | undefined;
+    let endpoint: Endpoint | undefined;
     // The caller's registry credentials, for the registry auth select; without them the select offers none.
     const auths = api.allRegistryAuths().then(
       (all) => ({ all, error: undefined }),
       (error: unknown) => ({ all: [] as RegistryAuth[], error }),
     );
-    if (editing) {
+    if (editing || from) {
       try {
-        const current = await api.template(id);
-        form = formOf(current.value);
-        etag = current.etag;
-        title = `Edit ${current.value.name}`;
+        const [read, live] = await Promise.all([api.template(id ?? (from as string)), editing ? endpointRunning(id) : undefined]);
+        current = read.value;
+        endpoint = live;
+        form = formOf(read.value);
+        etag = read.etag;
+        title = editing ? `Edit ${read.value.name}` : `Duplicate ${read.value.name}`;
       } catch (error) {
-        if (alive()) show(container, h('h1', {}, 'Edit template'), problemBox(error));
+        if (alive()) show(container, h('h1', {}, editing ? 'Edit template' : 'Duplicate template'), problemBox(error));
         return;
       }
       if (!alive()) return;
     }
     const registryAuths = await auths;
     if (!alive()) return;
+    if (from && current) {
+      form.name = `${current.name} (copy)`;
+      form.isPublic = false;
+      // Another account's credentials can't be named by a template of the caller's.
+      if (!registryAuths.all.some((a) => a.id === form.containerRegistryAuthId)) form.containerRegistryAuthId = '';
+    }
+    const unchanged = JSON.stringify(form);
+    guardUnsaved(() => JSON.stringify(form) !== unchanged);
 
     /** Error slots by control pointer ("/name", "/ports/0", "/env/1"), filled after a refused save. */
     const slots = new Map<string, { control: HTMLElement; message: HTMLElement }>();
@@ -379,10 +398,24 @@ export const formView =
     element.addEventListener('submit', async (event) => {
       event.preventDefault();
       clearErrors();
+      // A save of a live template is a release: the endpoint's workers are replaced. Say so, with what changes.
+      if (editing && endpoint && current) {
+        const diff = diffOf(current as unknown as Record<string, unknown>, bodyOf(form, 'update'));
+        const ok =
+          diff.length === 0 ||
+          (await confirmDialog(
+            `Save and release to ${endpoint.name}?`,
+            'Save and start the release',
+            h('p', {}, `Saving starts a rolling release on endpoint ${endpoint.name}: its workers are replaced one by one.`),
+            diffTable(diff, 'Changes to save'),
+          ));
+        if (!ok) return;
+      }
       save.disabled = true;
       try {
         const saved = editing ? await api.update(id, bodyOf(form, 'update'), etag) : await api.create(bodyOf(form, 'create'));
         if (!alive()) return;
+        releaseGuard();
         announce(editing ? `Saved ${saved.value.name}: revision ${saved.value.revision}.` : `Created ${saved.value.name}.`);
         go(href(`/t/${encodeURIComponent(saved.value.id)}`));
       } catch (error) {
@@ -394,7 +427,18 @@ export const formView =
               'p',
               {},
               'Someone changed this template since you opened it. ',
-              h('a', { href: location.hash, onclick: () => go(location.hash) }, 'Reload it'),
+              h(
+                'a',
+                {
+                  href: location.hash,
+                  // Reloading is asked for: the guard would only ask again.
+                  onclick: () => {
+                    releaseGuard();
+                    go(location.hash);
+                  },
+                },
+                'Reload it',
+              ),
               ' and apply your changes again.',
             ),
           );
@@ -412,6 +456,11 @@ export const formView =
         h('a', { href: editing ? href(`/t/${encodeURIComponent(id)}`) : href('/') }, editing ? '← Template' : '← Templates'),
       ),
       h('h1', {}, title),
+      endpoint
+        ? h('p', { class: 'live-note' }, liveBadge(endpoint), ' Saving starts a rolling release on this endpoint.')
+        : from
+          ? h('p', { class: 'hint' }, 'A copy in your account, private until you make it public.')
+          : null,
       element,
     );
   };

@@ -1,10 +1,15 @@
 import { api, type Page, type Versioned } from '../api.ts';
+import { changeRows, diffOf } from '../diff.ts';
 import { h, show, when } from '../dom.ts';
-import { type FieldChange, type Revision, showValue, type Template } from '../model.ts';
+import type { Endpoint, FieldChange, Revision, Template } from '../model.ts';
 import { href } from '../router.ts';
-import { morePager, problemBox } from './common.ts';
+import { confirmDialog, endpointRunning, liveBadge, morePager, problemBox } from './common.ts';
 import type { View } from './view.ts';
 
+const value = (text: string | undefined, tag: 'del' | 'ins') =>
+  text === undefined ? h('span', { class: 'muted' }, '(not set)') : h(tag, {}, text);
+
+/** A diff, one row per field by its label in the form, one per environment variable. */
 export function diffTable(diff: FieldChange[], caption: string): HTMLElement {
   return h(
     'table',
@@ -18,13 +23,13 @@ export function diffTable(diff: FieldChange[], caption: string): HTMLElement {
     h(
       'tbody',
       {},
-      diff.map((change) =>
+      changeRows(diff).map((row) =>
         h(
           'tr',
           {},
-          h('th', { scope: 'row' }, change.field),
-          h('td', { class: 'from' }, h('del', {}, showValue(change.from))),
-          h('td', { class: 'to' }, h('ins', {}, showValue(change.to))),
+          h('th', { scope: 'row' }, row.label),
+          h('td', { class: 'from' }, value(row.from, 'del')),
+          h('td', { class: 'to' }, value(row.to, 'ins')),
         ),
       ),
     ),
@@ -37,9 +42,10 @@ export const historyView =
   async ({ container, alive, announce }) => {
     let template: Versioned<Template>;
     let revisions: Page<Revision>;
+    let endpoint: Endpoint | undefined;
     try {
       template = await api.template(id);
-      revisions = await api.revisions(id);
+      [revisions, endpoint] = await Promise.all([api.revisions(id), endpointRunning(id)]);
     } catch (error) {
       if (alive()) show(container, h('h1', {}, 'History'), problemBox(error));
       return;
@@ -49,7 +55,18 @@ export const historyView =
     const failure = h('div', { 'aria-live': 'assertive' });
     const list = h('ol', { class: 'revisions', reversed: true });
 
-    const rollback = async (revision: number, button: HTMLButtonElement) => {
+    const rollback = async ({ revision, template: content }: Revision, button: HTMLButtonElement) => {
+      // A live template's rollback is a release: the endpoint's workers are replaced. Say so, with what changes.
+      if (endpoint) {
+        const diff = diffOf(t as unknown as Record<string, unknown>, content as unknown as Record<string, unknown>);
+        const ok = await confirmDialog(
+          `Roll back to revision ${revision}?`,
+          'Roll back and start the release',
+          h('p', {}, `This starts a rolling release on endpoint ${endpoint.name}: its workers are replaced one by one.`),
+          diff.length ? diffTable(diff, `Changes of the rollback to revision ${revision}`) : h('p', {}, 'No field changes.'),
+        );
+        if (!ok) return;
+      }
       button.disabled = true;
       try {
         const after = await api.rollback(t.id, revision, template.etag);
@@ -72,7 +89,7 @@ export const historyView =
       const button = current
         ? null
         : h('button', { type: 'button', class: 'secondary', 'data-revision': r.revision }, `Roll back to revision ${r.revision}`);
-      button?.addEventListener('click', () => rollback(r.revision, button));
+      button?.addEventListener('click', () => rollback(r, button));
       return h(
         'li',
         { class: 'card' },
@@ -92,6 +109,7 @@ export const historyView =
       container,
       h('p', { class: 'crumbs' }, h('a', { href: href(`/t/${encodeURIComponent(t.id)}`) }, `← ${t.name}`)),
       h('h1', {}, `History of ${t.name}`),
+      endpoint ? h('p', {}, liveBadge(endpoint)) : null,
       failure,
       list,
       more,

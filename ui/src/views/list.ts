@@ -1,8 +1,8 @@
 import { api, type TemplateQuery } from '../api.ts';
 import { h, show, uid } from '../dom.ts';
-import { CATEGORIES, type Template } from '../model.ts';
+import { CATEGORIES, type Endpoint, type TemplateListItem } from '../model.ts';
 import { go, href } from '../router.ts';
-import { badges, problemBox } from './common.ts';
+import { badges, liveBadge, problemBox } from './common.ts';
 import type { View } from './view.ts';
 
 const TABS = [
@@ -13,12 +13,18 @@ const TABS = [
 type Tab = (typeof TABS)[number]['id'];
 const PAGE_SIZE = 20;
 
-/** What each tab asks the API for, and which of the answers it shows. */
-const TAB_QUERY: Record<Tab, { query: TemplateQuery; keep: (t: Template) => boolean }> = {
-  mine: { query: { includeEndpointBoundTemplates: true }, keep: () => true },
-  public: { query: { includePublicTemplates: true, includeEndpointBoundTemplates: true }, keep: (t) => t.isPublic && !t.isPlatform },
-  official: { query: { includePlatformTemplates: true, includeEndpointBoundTemplates: true }, keep: (t) => t.isPlatform },
+/** What each tab asks the API for: one scope, read down its own index, so that every page is full. */
+const TAB_QUERY: Record<Tab, TemplateQuery> = {
+  mine: { scope: 'own', includeEndpointBoundTemplates: true },
+  public: { scope: 'public', includeEndpointBoundTemplates: true },
+  official: { scope: 'platform', includeEndpointBoundTemplates: true },
 };
+
+/** Who made a template, and how much it is used, for its card. */
+function byline(t: TemplateListItem): string {
+  const usage = t.runtimeInMin ? `used ${t.runtimeInMin.toLocaleString()} min` : 'not used yet';
+  return `by ${t.ownerName} · ${usage}`;
+}
 
 /** Cursors of the pages before the current one, per filter, for "Previous page". */
 const previous = new Map<string, string[]>();
@@ -31,6 +37,8 @@ export const listView: View = async ({ route, container, alive }) => {
     category: CATEGORIES.includes(q.get('category') as never) ? (q.get('category') as string) : '',
     kind: q.get('kind') === 'pod' || q.get('kind') === 'serverless' ? (q.get('kind') as string) : '',
     q: q.get('q')?.trim() ?? '',
+    // Most used first, on the tabs of others' templates (the API sorts public and official ones by runtime).
+    sort: tab !== 'mine' && q.get('sort') === 'popular' ? 'popular' : '',
   };
   const cursor = q.get('cursor') ?? '';
   const filterKey = JSON.stringify(filters);
@@ -83,13 +91,24 @@ export const listView: View = async ({ route, container, alive }) => {
     h('option', { value: 'serverless' }, 'Serverless'),
   );
   kind.value = filters.kind;
+  const sort = h(
+    'select',
+    { id: 'filter-sort', name: 'sort' },
+    h('option', { value: '' }, 'Newest first'),
+    h('option', { value: 'popular' }, 'Most used first'),
+  );
+  sort.value = filters.sort;
   const search = h('input', { id: 'filter-q', name: 'q', type: 'search', value: filters.q, maxlength: 255, placeholder: 'name or image' });
-  const apply = () => go(to({ category: category.value, kind: kind.value, q: search.value.trim(), cursor: undefined }));
+  const apply = () =>
+    go(
+      to({ category: category.value, kind: kind.value, sort: tab === 'mine' ? '' : sort.value, q: search.value.trim(), cursor: undefined }),
+    );
   const filterForm = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter templates' },
     h('div', { class: 'field' }, h('label', { for: 'filter-category' }, 'Category'), category),
     h('div', { class: 'field' }, h('label', { for: 'filter-kind' }, 'Type'), kind),
+    tab === 'mine' ? null : h('div', { class: 'field' }, h('label', { for: 'filter-sort' }, 'Sort'), sort),
     h('div', { class: 'field grow' }, h('label', { for: 'filter-q' }, 'Search'), search),
     h('button', { type: 'submit' }, 'Search'),
   );
@@ -99,6 +118,7 @@ export const listView: View = async ({ route, container, alive }) => {
   });
   category.addEventListener('change', apply);
   kind.addEventListener('change', apply);
+  sort.addEventListener('change', apply);
 
   const panel = h('section', { role: 'tabpanel', id: panelId, 'aria-labelledby': tabIds[tab], class: 'panel' }, h('p', {}, 'Loading…'));
   show(
@@ -109,23 +129,33 @@ export const listView: View = async ({ route, container, alive }) => {
     panel,
   );
 
-  const { query, keep } = TAB_QUERY[tab];
+  const query = TAB_QUERY[tab];
   let page: Awaited<ReturnType<typeof api.templates>>;
+  // Which of the caller's templates run on an endpoint, and which: a badge on the card says so.
+  const live = new Map<string, Endpoint>();
   try {
+    const endpoints = api.allEndpoints().then(
+      (all) => {
+        for (const e of all) live.set(e.templateId, e);
+      },
+      () => undefined,
+    );
     page = await api.templates({
       ...query,
       category: filters.category || undefined,
       isServerless: filters.kind ? filters.kind === 'serverless' : undefined,
       q: filters.q || undefined,
+      sort: filters.sort === 'popular' ? 'popular' : undefined,
       limit: PAGE_SIZE,
       cursor: cursor || undefined,
     });
+    await endpoints;
   } catch (error) {
     if (alive()) show(panel, problemBox(error));
     return;
   }
   if (!alive()) return;
-  const items = page.items.filter(keep);
+  const items = page.items;
   const nextCursor = page.next ? (new URL(page.next, location.origin).searchParams.get('cursor') ?? undefined) : undefined;
   const pager = h(
     'nav',
@@ -159,7 +189,7 @@ export const listView: View = async ({ route, container, alive }) => {
   show(
     panel,
     items.length === 0
-      ? h('p', { class: 'muted' }, nextCursor ? 'None on this page.' : 'No templates match.')
+      ? h('p', { class: 'muted' }, 'No templates match.')
       : h(
           'ul',
           { class: 'templates', 'aria-label': `${TABS.find((t) => t.id === tab)?.label} templates` },
@@ -172,8 +202,10 @@ export const listView: View = async ({ route, container, alive }) => {
                 { href: href(`/t/${encodeURIComponent(t.id)}`), class: 'template' },
                 h('span', { class: 'name' }, t.name),
                 h('code', { class: 'image' }, t.imageName),
+                h('span', { class: 'byline' }, byline(t)),
                 badges(t),
               ),
+              live.has(t.id) ? h('span', { class: 'live-on' }, liveBadge(live.get(t.id) as Endpoint)) : null,
             ),
           ),
         ),

@@ -1,9 +1,9 @@
 import { api } from '../api.ts';
 import { h, show, when } from '../dom.ts';
-import { renderMarkdown } from '../markdown.ts';
-import type { Template } from '../model.ts';
+import { renderMarkdown, scrollToHeadings } from '../markdown.ts';
+import type { Endpoint, Template } from '../model.ts';
 import { go, href } from '../router.ts';
-import { badges, heading, problemBox } from './common.ts';
+import { badges, copyButton, endpointRunning, heading, liveBadge, problemBox } from './common.ts';
 import type { View } from './view.ts';
 
 const list = (items: string[]) =>
@@ -21,7 +21,8 @@ function fields(t: Template, authName: string | undefined): HTMLElement {
   return h(
     'dl',
     { class: 'fields' },
-    row('Image', h('code', {}, t.imageName)),
+    row('ID', h('code', { class: 'template-id' }, t.id), ' ', copyButton(t.id, 'template ID')),
+    row('Image', h('code', {}, t.imageName), ' ', copyButton(t.imageName, 'image')),
     row('Category', t.category),
     row('Type', t.isServerless ? 'Serverless worker' : 'Pod'),
     row('Visibility', `${t.isPublic ? 'Public' : 'Private'}${t.isPlatform ? ', official' : ''}`),
@@ -45,24 +46,50 @@ function fields(t: Template, authName: string | undefined): HTMLElement {
           )
         : h('span', { class: 'muted' }, 'none'),
     ),
-    row(
-      'Environment',
-      env.length
-        ? h(
-            'table',
-            { class: 'env' },
-            h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Value'))),
-            h(
-              'tbody',
-              {},
-              env.map(([k, v]) => h('tr', {}, h('td', {}, h('code', {}, k)), h('td', {}, h('code', {}, v)))),
-            ),
-          )
-        : h('span', { class: 'muted' }, 'none'),
-    ),
+    row('Environment', env.length ? `${env.length} variable${env.length === 1 ? '' : 's'}, below` : h('span', { class: 'muted' }, 'none')),
     row('Usage', `${t.runtimeInMin} min, ${t.earned} credits earned`),
     row('Revision', `${t.revision}, changed ${when(t.updatedAt)} (created ${when(t.createdAt)})`),
   );
+}
+
+/** The environment on its own, the whole width: names and values never squeezed beside the readme. */
+function environment(t: Template): HTMLElement | null {
+  const env = Object.entries(t.env);
+  if (!env.length) return null;
+  const dotenv = env.map(([k, v]) => `${k}=${v}`).join('\n');
+  return h(
+    'section',
+    { class: 'card env-card', 'aria-labelledby': 'env-h' },
+    h(
+      'div',
+      { class: 'heading' },
+      h('h2', { id: 'env-h' }, 'Environment variables'),
+      copyButton(dotenv, 'environment as NAME=value lines'),
+    ),
+    h(
+      'div',
+      { class: 'scroll' },
+      h(
+        'table',
+        { class: 'env' },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Value'))),
+        h(
+          'tbody',
+          {},
+          env.map(([k, v]) => h('tr', {}, h('td', {}, h('code', {}, k)), h('td', {}, h('code', {}, v)))),
+        ),
+      ),
+    ),
+  );
+}
+
+/** Each code block of the readme gets a button copying its text. */
+function copyableCode(readme: HTMLElement): void {
+  readme.querySelectorAll('pre').forEach((pre, i) => {
+    const wrap = h('div', { class: 'code-block' });
+    pre.replaceWith(wrap);
+    wrap.append(pre, copyButton(pre.textContent ?? '', `code block ${i + 1}`));
+  });
 }
 
 export const detailView =
@@ -71,6 +98,7 @@ export const detailView =
     let template: Awaited<ReturnType<typeof api.template>>;
     let owned = false;
     let authName: string | undefined;
+    let endpoint: Endpoint | undefined;
     try {
       template = await api.template(id);
       // Only the owner may read revisions: that answer says whether to offer edit, history and delete.
@@ -85,6 +113,8 @@ export const detailView =
           (a) => a.name,
           () => undefined,
         );
+      // Only the owner's templates can be bound, to one endpoint of theirs.
+      if (owned && template.value.isServerless) endpoint = await endpointRunning(id);
     } catch (error) {
       if (alive())
         show(container, h('h1', {}, 'Template'), problemBox(error), h('p', {}, h('a', { href: href('/') }, 'Back to templates')));
@@ -105,26 +135,49 @@ export const detailView =
     };
     const readme = h('div', { class: 'readme' });
     if (t.readme.trim()) readme.append(renderMarkdown(t.readme));
-    if (!readme.textContent?.trim() && !readme.querySelector('img')) readme.append(h('p', { class: 'muted' }, 'No readme.'));
+    const hasReadme = Boolean(readme.textContent?.trim() || readme.querySelector('img'));
+    copyableCode(readme);
+    scrollToHeadings(readme);
+    const path = `/t/${encodeURIComponent(t.id)}`;
+    // A bound template can't be deleted (the API answers 409): the button says why instead of failing afterwards.
+    const deleteReason = endpoint ? `Endpoint ${endpoint.name} runs this template: delete the endpoint first.` : undefined;
     show(
       container,
       h('p', { class: 'crumbs' }, h('a', { href: href('/') }, '← Templates')),
       heading(t.name, badges(t)),
-      owned
-        ? h(
-            'div',
-            { class: 'actions' },
-            h('a', { class: 'button', href: href(`/t/${encodeURIComponent(t.id)}/edit`) }, 'Edit'),
-            h('a', { class: 'button secondary', href: href(`/t/${encodeURIComponent(t.id)}/history`) }, 'History'),
-            h('button', { type: 'button', class: 'danger', onclick: remove }, 'Delete'),
-          )
-        : null,
+      endpoint ? h('p', { class: 'live-note' }, liveBadge(endpoint), ' Saving or rolling back starts a rolling release.') : null,
+      h(
+        'div',
+        { class: 'actions' },
+        owned ? h('a', { class: 'button', href: href(`${path}/edit`) }, 'Edit') : null,
+        h('a', { class: `button${owned ? ' secondary' : ''}`, href: href('/new', { from: t.id }) }, 'Duplicate'),
+        owned ? h('a', { class: 'button secondary', href: href(`${path}/history`) }, 'History') : null,
+        owned && t.isServerless && !endpoint
+          ? h('a', { class: 'button secondary', href: href('/endpoints/new', { template: t.id }) }, 'Create an endpoint')
+          : null,
+        owned
+          ? h(
+              'button',
+              {
+                type: 'button',
+                class: 'danger',
+                onclick: remove,
+                disabled: Boolean(deleteReason),
+                'aria-describedby': deleteReason ? 'delete-why' : undefined,
+              },
+              'Delete',
+            )
+          : null,
+        deleteReason ? h('p', { class: 'hint', id: 'delete-why' }, deleteReason) : null,
+      ),
       failure,
       h(
         'div',
-        { class: 'detail' },
+        { class: hasReadme ? 'detail' : 'detail single' },
         fields(t, authName),
-        h('section', { class: 'card', 'aria-labelledby': 'readme-h' }, h('h2', { id: 'readme-h' }, 'Readme'), readme),
+        hasReadme ? h('section', { class: 'card', 'aria-labelledby': 'readme-h' }, h('h2', { id: 'readme-h' }, 'Readme'), readme) : null,
       ),
+      environment(t),
+      hasReadme ? null : h('p', { class: 'muted' }, 'No readme.'),
     );
   };
