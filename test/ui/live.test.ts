@@ -224,9 +224,81 @@ describe('live templates and endpoints in the web UI', { skip: !hasBrowser }, ()
     assert.equal(await page.getByRole('link', { name: 'Create an endpoint' }).count(), 1, 'bindable again');
   });
 
+  test('an endpoint is edited: renamed with other workers, a taken name refused by the field, a rebind confirmed first', async () => {
+    const { page } = s;
+    const a = s.keys.alice as string;
+    const canary = (await s.api(a, 'POST', '/v1/templates', { name: 'canary worker', imageName: 'acme/sdxl:1.1', isServerless: true })).id;
+    await s.api(a, 'POST', '/v1/endpoints', { name: 'sdxl-canary', templateId: canary });
+    const endpoint = () => s.api<Record<string, unknown>>(a, 'GET', `/v1/endpoints/${ids.endpoint}`);
+    const releases = async () =>
+      (await s.api<{ version: number; status: string }[]>(a, 'GET', `/v1/endpoints/${ids.endpoint}/releases`)).map((r) => [
+        r.version,
+        r.status,
+      ]);
+    await page.goto(`${s.server.url}/#/e/${ids.endpoint}`);
+    await s.heading('Endpoint sdxl-prod').waitFor();
+    await page.getByRole('link', { name: 'Edit endpoint' }).click();
+    await s.heading('Edit sdxl-prod').waitFor();
+    const name = page.getByLabel('Name');
+    assert.equal(await name.inputValue(), 'sdxl-prod');
+    assert.equal(await page.getByLabel('Template').inputValue(), ids.worker);
+    assert.deepEqual(await page.getByLabel('Template').locator('option').allTextContents(), ['sdxl worker', 'sdxl worker (copy)']);
+    assert.equal(await page.getByLabel('Workers kept running').inputValue(), '0');
+    assert.equal(await page.getByLabel('Most workers at once').inputValue(), '4');
+
+    // A name another endpoint has: the 409 goes next to the name.
+    await name.fill('sdxl-canary');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.locator('.summary .problem').waitFor();
+    assert.equal(await name.getAttribute('aria-invalid'), 'true');
+    const messageId = (await name.getAttribute('aria-describedby'))?.split(' ').at(-1);
+    assert.equal(await page.locator(`[id="${messageId}"]`).textContent(), 'is already the name of another of your endpoints');
+
+    // Unsaved changes: Cancel asks first, and staying keeps them.
+    const leaving = answerConfirm(false);
+    await page.getByRole('link', { name: 'Cancel' }).click();
+    assert.match(await leaving, /Your changes are not saved/);
+    assert.equal(await name.inputValue(), 'sdxl-canary');
+
+    await name.fill('sdxl-main');
+    await page.getByLabel('Workers kept running').fill('1');
+    await page.getByLabel('Most workers at once').fill('6');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await s.heading('Endpoint sdxl-main').waitFor();
+    assert.match((await page.locator('.fields').textContent()) ?? '', /Workers1 to 6/);
+    const renamed = await endpoint();
+    assert.deepEqual([renamed.name, renamed.workersMin, renamed.workersMax, renamed.version], ['sdxl-main', 1, 6, 2]);
+    assert.deepEqual(await releases(), [[2, 'completed']], 'a rename starts no release');
+
+    // A rebind starts a rolling release: the form says so and asks first.
+    await page.getByRole('link', { name: 'Edit endpoint' }).click();
+    await s.heading('Edit sdxl-main').waitFor();
+    await page.getByLabel('Template').selectOption({ label: 'sdxl worker (copy)' });
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Rebind sdxl-main to sdxl worker (copy)?' });
+    await dialog.waitFor();
+    assert.match((await dialog.textContent()) ?? '', /starts a rolling release on endpoint sdxl-main/);
+    await s.shot('live-06-rebind-confirm', 'ui-rebind-confirm.png');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    assert.equal((await endpoint()).templateId, ids.worker, 'nothing was saved');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.getByRole('button', { name: 'Save and start the release' }).click();
+    await s.heading('Endpoint sdxl-main').waitFor();
+    assert.equal(await page.locator('.fields a').first().textContent(), 'sdxl worker (copy)');
+    const latest = page.locator('.releases > li').first();
+    await latest.getByRole('heading', { name: 'Version 3' }).waitFor();
+    assert.equal(await latest.locator('.status').textContent(), 'pending');
+    assert.equal((await endpoint()).templateId, ids.copy);
+    assert.deepEqual(await releases(), [
+      [3, 'pending'],
+      [2, 'completed'],
+    ]);
+  });
+
   test('no screen broke the Content-Security-Policy or threw', () => {
-    // The refused endpoint's 400 is the one failure the test provoked.
-    const unexpected = s.consoleErrors.filter((text) => !/^Failed to load resource: .*status of 400 /.test(text));
+    // The refused endpoint's 400 and the taken name's 409 are the failures the test provoked.
+    const unexpected = s.consoleErrors.filter((text) => !/^Failed to load resource: .*status of (400|409) /.test(text));
     assert.deepEqual(unexpected, []);
   });
 });

@@ -158,6 +158,9 @@ export const api = {
   /** Every endpoint of the caller, all pages: which of its templates are live, and where. */
   allEndpoints: () => all<Endpoint>('/v1/endpoints?limit=100'),
   createEndpoint: async (body: unknown) => (await call<Endpoint>('POST', '/v1/endpoints', { body })).data,
+  /** A partial update (PATCH): a new templateId rebinds the endpoint and starts a rolling release. */
+  updateEndpoint: async (endpointId: string, body: unknown) =>
+    (await call<Endpoint>('PATCH', `/v1/endpoints/${id(endpointId)}`, { body })).data,
   removeEndpoint: (endpointId: string) => call<null>('DELETE', `/v1/endpoints/${id(endpointId)}`),
   /** A template's revision by number (its content then), looked for down the pages of its history. */
   revision: async (templateId: string, revision: number) => {

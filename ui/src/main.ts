@@ -64,8 +64,8 @@ function pick(path: string[]): View {
     if (sub === 'history') return historyView(id);
     return detailView(id);
   }
-  if (first === 'endpoints') return id === 'new' ? endpointFormView : endpointsView;
-  if (first === 'e' && id) return endpointView(id);
+  if (first === 'endpoints') return id === 'new' ? endpointFormView(undefined) : endpointsView;
+  if (first === 'e' && id) return sub === 'edit' ? endpointFormView(id) : endpointView(id);
   if (first === 'registry') return registryAuthsView;
   return listView;
 }

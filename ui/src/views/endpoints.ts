@@ -214,7 +214,12 @@ export const endpointView =
       container,
       h('p', { class: 'crumbs' }, h('a', { href: href('/endpoints') }, '← Endpoints')),
       h('h1', {}, `Endpoint ${endpoint.name}`),
-      h('div', { class: 'actions' }, h('button', { type: 'button', class: 'danger', onclick: remove }, 'Delete endpoint')),
+      h(
+        'div',
+        { class: 'actions' },
+        h('a', { class: 'button', href: href(`/e/${encodeURIComponent(endpoint.id)}/edit`) }, 'Edit endpoint'),
+        h('button', { type: 'button', class: 'danger', onclick: remove }, 'Delete endpoint'),
+      ),
       failure,
       h(
         'dl',
