@@ -2171,7 +2171,7 @@ export interface operations {
                 isServerless?: boolean;
                 /** @description Most items in the page. */
                 limit?: number;
-                /** @description Only templates whose name or image contains this text, ignoring case. */
+                /** @description Only templates whose name or image contains this text, ignoring case. A text of 1 or 2 characters is looked for in at most 10,000 templates of each scope a page: such a page may hold fewer than `limit` templates, or none, and still announce the next in `Link`. */
                 q?: string;
                 /** @description Only one scope, read down its own index, so that every page is full: `own` the caller's templates, `platform` every official template the caller may see, `public` every public community template (the caller's own included). The scope decides which templates are listed: `includePublicTemplates` and `includePlatformTemplates` are then ignored; `includeEndpointBoundTemplates` still applies. */
                 scope?: "own" | "public" | "platform";

@@ -94,7 +94,10 @@ export const TemplateListQuery = Type.Object(
         maxLength: 255,
         pattern: NO_CONTROL_CHARACTERS,
         errorMessage: 'must not contain control characters',
-        description: 'Only templates whose name or image contains this text, ignoring case.',
+        description:
+          'Only templates whose name or image contains this text, ignoring case. A text of 1 or 2 characters is looked ' +
+          'for in at most 10,000 templates of each scope a page: such a page may hold fewer than `limit` templates, or ' +
+          'none, and still announce the next in `Link`.',
       }),
     ),
     ...paging,

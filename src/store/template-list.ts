@@ -20,6 +20,19 @@ export interface TemplateQuery {
   before?: ListPosition;
 }
 
+/**
+ * How `search` is found, chosen per term by the store (see templates.ts `searchPlan`): `like` lets PostgreSQL's
+ * planner choose between its trigram index and the scope's index; `trigram` reads SQLite's FTS5 trigram table
+ * (a rare term); `walk` reads down the scope's index, checking each row, within `floors`.
+ */
+export type SearchVia = 'like' | 'trigram' | 'walk';
+
+export interface SearchPlan {
+  via: SearchVia;
+  /** For each scope (by its index in the query's scopes), the last row a walk may read: the row budget's end. */
+  floors?: (ListPosition | undefined)[];
+}
+
 type Condition = (eb: ExpressionBuilder<Tables, 'templates'>) => Expression<SqlBool>[];
 
 /**
@@ -75,6 +88,55 @@ function visibleScopes(v: Visibility, only: ListScope | undefined): Scope[] {
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** An FTS5 query for the rows whose text holds `term` (a phrase of its trigrams: a substring). */
+export const trigramPhrase = (term: string) => `"${term.replaceAll('"', '""')}"`;
+
+/** The rows whose `search` holds `term`, found as `via` says; an exact check in every case (the trigram table's too). */
+function searchCondition(dialect: 'sqlite' | 'postgres', via: SearchVia, term: string) {
+  if (via === 'like') return sql<SqlBool>`search like ${`%${escapeLike(term)}%`} escape '\\'`;
+  // `strpos`/`instr`, which no trigram index serves: a walk must not turn into a lossy scan of the whole index.
+  const exact = dialect === 'postgres' ? sql<SqlBool>`strpos(search, ${term}) > 0` : sql<SqlBool>`instr(search, ${term}) > 0`;
+  if (via === 'walk') return exact;
+  return sql<SqlBool>`seq in (select rowid from templates_search where templates_search match ${trigramPhrase(term)}) and ${exact}`;
+}
+
+/**
+ * Where a walk of scope `scopeIndex` must stop to stay within `rows` rows of the scope: the last row it may read,
+ * and whether more follow it (else the walk reaches the scope's end within the budget). The rows are counted
+ * without the category and Serverless filters, so a sparse filter can't stretch the walk.
+ */
+export function walkEndQuery(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres', query: TemplateQuery, scopeIndex: number, rows: number) {
+  const popular = query.sort === 'popular';
+  const scope = visibleScopes(query.visibility, query.scope)[scopeIndex] as Scope;
+  const walks = startsOf(scope, dialect, popular, query.before).map((start, j) => {
+    let select = db
+      .selectFrom('templates')
+      .select(['seq as position', 'runtime_in_min as runtime'])
+      .where((eb) => eb.and([...scope.where(eb), ...start(eb)]))
+      .orderBy(scope.lead, 'desc');
+    if (popular) select = select.orderBy('runtime_in_min', 'desc');
+    return db
+      .selectFrom(
+        select
+          .orderBy('seq', 'desc')
+          .limit(rows + 1)
+          .as(`walk${j}`),
+      )
+      .selectAll();
+  });
+  const [first, ...rest] = walks;
+  const merged = rest.reduce((all, walk) => all.unionAll(walk), first as NonNullable<typeof first>);
+  return db
+    .selectFrom(merged.as('walked'))
+    .select(['position', 'runtime'])
+    .orderBy(sql`${orderOf(popular)}`)
+    .limit(2)
+    .offset(rows - 1);
+}
+
+/** How many scopes a query reads. */
+export const scopeCount = (query: TemplateQuery) => visibleScopes(query.visibility, query.scope).length;
+
 /** The bytes a template's representation takes; for one not built yet (see migration 0004), an estimate from its columns. */
 const SIZE = sql<number>`coalesce(octet_length(body), 2 * (octet_length(name) + octet_length(image_name) + octet_length(readme)
   + octet_length(env) + octet_length(ports) + octet_length(docker_entrypoint) + octet_length(docker_start_cmd)) + 1024)`;
@@ -86,15 +148,23 @@ const SIZE = sql<number>`coalesce(octet_length(body), 2 * (octet_length(name) + 
  * search by `seq` (the rowid) inside a row value, so there the leading column is an equality and `seq` a bound of
  * its own; in the popular order, the rest of the cursor's runtime and the lower runtimes are two searches.
  */
-function startsOf(scope: Scope, dialect: 'sqlite' | 'postgres', popular: boolean, at: ListPosition | undefined): Condition[] {
+function startsOf(
+  scope: Scope,
+  dialect: 'sqlite' | 'postgres',
+  popular: boolean,
+  at: ListPosition | undefined,
+  byTrigram = false,
+): Condition[] {
   const { lead, value } = scope;
   if (dialect === 'sqlite') {
-    if (at === undefined) return [(eb) => [eb(lead, '=', value)]];
-    if (!popular) return [(eb) => [eb(lead, '=', value), eb('seq', '<', at.seq)]];
+    // Read through the trigram table, the scope's index must not be chosen: `+column` is SQLite's way to say so.
+    const scoped: Condition = byTrigram ? () => [sql<SqlBool>`+${sql.ref(lead)} = ${value}`] : (eb) => [eb(lead, '=', value)];
+    if (at === undefined) return [scoped];
+    if (!popular) return [(eb) => [...scoped(eb), eb('seq', '<', at.seq)]];
     const runtime = at.runtime ?? 0;
     return [
-      (eb) => [eb(lead, '=', value), eb('runtime_in_min', '=', runtime), eb('seq', '<', at.seq)],
-      (eb) => [eb(lead, '=', value), eb('runtime_in_min', '<', runtime)],
+      (eb) => [...scoped(eb), eb('runtime_in_min', '=', runtime), eb('seq', '<', at.seq)],
+      (eb) => [...scoped(eb), eb('runtime_in_min', '<', runtime)],
     ];
   }
   if (at === undefined) return [(eb) => [eb(lead, '>=', value), eb(lead, '<=', value)]];
@@ -112,18 +182,30 @@ const orderOf = (popular: boolean) => sql.raw(popular ? 'runtime desc, position 
  * the first hundred), cut where the representations' sizes pass the budget, and only then joined to them and to
  * their owners' names.
  */
-export function listQuery(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres', query: TemplateQuery, budget: number) {
+export function listQuery(
+  db: Kysely<Tables>,
+  dialect: 'sqlite' | 'postgres',
+  query: TemplateQuery,
+  budget: number,
+  plan: SearchPlan = { via: 'like' },
+) {
   const take = query.limit + 1;
   const popular = query.sort === 'popular';
+  const term = query.search;
   const branches = visibleScopes(query.visibility, query.scope).flatMap((scope, i) =>
-    startsOf(scope, dialect, popular, query.before).map((start, j) => {
+    startsOf(scope, dialect, popular, query.before, term !== undefined && plan.via === 'trigram').map((start, j) => {
       let select = db
         .selectFrom('templates')
         .select(['seq as position', 'runtime_in_min as runtime', SIZE.as('size')])
         .where((eb) => eb.and([...scope.where(eb), ...start(eb)]));
       if (query.category !== undefined) select = select.where('category', '=', query.category);
       if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
-      if (query.search) select = select.where(sql<SqlBool>`search like ${`%${escapeLike(query.search)}%`} escape '\\'`);
+      if (term) select = select.where(searchCondition(dialect, plan.via, term));
+      const floor = plan.floors?.[i];
+      if (floor !== undefined)
+        select = popular
+          ? select.where((eb) => eb(eb.refTuple('runtime_in_min', 'seq'), '>=', eb.tuple(floor.runtime ?? 0, floor.seq)))
+          : select.where('seq', '>=', floor.seq);
       select = select.orderBy(scope.lead, 'desc');
       if (popular) select = select.orderBy('runtime_in_min', 'desc');
       const branch = select.orderBy('seq', 'desc').limit(take);

@@ -4,7 +4,20 @@ import type { RevisionRecord } from '../domain/revision.ts';
 import { type TemplateRecord, type TemplateView, templateJson, templateNameTaken } from '../domain/template.ts';
 import { type Core, SIZED, sizedPage, withinBudget } from './core.ts';
 import type { TemplateRevisionsTable, TemplatesTable } from './schema.ts';
-import { listQuery, type TemplateQuery } from './template-list.ts';
+import {
+  listQuery,
+  type SearchPlan,
+  type SearchVia,
+  scopeCount,
+  type TemplateQuery,
+  trigramPhrase,
+  walkEndQuery,
+} from './template-list.ts';
+
+/** A term found in fewer rows than this is read through the trigram table (SQLite). */
+const RARE = 1_000;
+/** The rows of each scope a search reads down the scope's index, at most, for one page. */
+export const WALK_ROWS = 10_000;
 
 // The templates and their revisions: one aggregate, one repository.
 
@@ -154,14 +167,22 @@ export class TemplateRepository {
    * scope is read down its own index and the pages merged (see template-list.ts).
    */
   async list(query: TemplateQuery): Promise<Page<ListedTemplate, ListPosition>> {
-    const rows = await listQuery(this.core.db, this.core.dialect.name, query, PAGE_MAX_BYTES).execute();
+    const plan = await this.searchPlan(query);
+    const rows = await listQuery(this.core.db, this.core.dialect.name, query, PAGE_MAX_BYTES, plan).execute();
     const popular = query.sort === 'popular';
-    const shown = sizedPage(
-      rows,
-      query.limit,
-      (row): ListPosition => (popular ? { seq: row.seq, runtime: Number(row.runtime) } : { seq: row.seq }),
-      (row) => row,
-    );
+    const position = (row: { seq: number; runtime: number | string }): ListPosition =>
+      popular ? { seq: row.seq, runtime: Number(row.runtime) } : { seq: row.seq };
+    let shown = sizedPage(rows, query.limit, position, (row) => row);
+    // A walk that ended at its row budget: the page ends where the walk of the scope that stopped highest did, and
+    // the next page goes on from there (a page may then hold fewer templates than `limit`, or none).
+    const ends = (plan.floors ?? []).filter((floor) => floor !== undefined);
+    if (ends.length > 0) {
+      const key = (p: ListPosition) => [popular ? (p.runtime ?? 0) : 0, p.seq] as const;
+      const after = (a: ListPosition, b: ListPosition) => key(a)[0] > key(b)[0] || (key(a)[0] === key(b)[0] && key(a)[1] > key(b)[1]);
+      const end = ends.reduce((highest, floor) => (after(floor, highest) ? floor : highest));
+      const items = shown.items.filter((row) => !after(end, position(row)));
+      shown = { items, next: shown.next !== undefined && after(shown.next, end) ? shown.next : end };
+    }
     const items = await Promise.all(
       shown.items.map(async (row) => {
         const json = row.body ?? (await this.bodyOf(row.id));
@@ -169,6 +190,37 @@ export class TemplateRepository {
       }),
     );
     return { ...shown, items: items.filter((item) => item !== undefined) };
+  }
+
+  /**
+   * How a page finds its `q`, chosen per term. PostgreSQL: a term of 3 characters or more by `like`, and its planner
+   * chooses between the trigram index and the scope's index; SQLite: through the trigram table when it holds fewer
+   * than RARE rows with the term, else down the scope's index (a frequent term fills a page in a few rows). Terms of
+   * 1 or 2 characters have no trigram: they are walked, and every walk stops after WALK_ROWS rows of each scope.
+   */
+  async searchPlan(query: TemplateQuery): Promise<SearchPlan> {
+    const term = query.search;
+    if (!term) return { via: 'like' };
+    const short = [...term].length < 3;
+    let via: SearchVia = 'walk';
+    if (!short && this.core.dialect.name === 'postgres') via = 'like';
+    else if (!short) {
+      const { rows } = await sql<{ found: number }>`select count(*) as found from (select rowid from templates_search
+        where templates_search match ${trigramPhrase(term)} limit ${RARE})`.execute(this.core.db);
+      via = Number(rows[0]?.found ?? 0) < RARE ? 'trigram' : 'walk';
+    }
+    if (via !== 'walk') return { via };
+    const floors: (ListPosition | undefined)[] = [];
+    for (let i = 0; i < scopeCount(query); i++) {
+      const walked = await walkEndQuery(this.core.db, this.core.dialect.name, query, i, WALK_ROWS).execute();
+      const last = walked[0];
+      floors.push(
+        walked.length < 2 || !last
+          ? undefined
+          : { seq: Number(last.position), ...(query.sort === 'popular' ? { runtime: Number(last.runtime) } : {}) },
+      );
+    }
+    return { via, floors };
   }
 
   /**
@@ -195,8 +247,8 @@ export class TemplateRepository {
   }
 
   /** The SQL a list page runs (tests read its plan). */
-  listSql(query: TemplateQuery): CompiledQuery {
-    return listQuery(this.core.db, this.core.dialect.name, query, PAGE_MAX_BYTES).compile();
+  async listSql(query: TemplateQuery): Promise<CompiledQuery> {
+    return listQuery(this.core.db, this.core.dialect.name, query, PAGE_MAX_BYTES, await this.searchPlan(query)).compile();
   }
 
   /**

@@ -61,6 +61,16 @@ async function assertStillWorks(h: Harness, install: Install): Promise<void> {
   assert.equal(created.status, 200, created.text);
   const newest = await h.call('GET', '/v1/templates?limit=1', { key: install.keys.alice });
   assert.equal(newest.body[0].id, created.body.id, 'a new template comes first: the sequence went on past the imported ones');
+  // The search index is not exported: the importing database built it as the rows arrived (a rare term reads it).
+  const imported = await h.call('GET', `/v1/templates/${install.templateIds[1]}`, { key: install.keys.alice });
+  const found = await h.call('GET', `/v1/templates?includePublicTemplates=true&q=${encodeURIComponent(imported.body.name.toUpperCase())}`, {
+    key: install.keys.alice,
+  });
+  assert.deepEqual(
+    found.body.map((t: { id: string }) => t.id),
+    [install.templateIds[1]],
+    'an imported template is found by its name',
+  );
   const replay = await h.call('POST', '/v1/templates', {
     key: install.keys.alice,
     body: { name: 'kept response', imageName: 'ubuntu' },

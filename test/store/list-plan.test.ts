@@ -3,9 +3,11 @@ import { after, before, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { seedTemplates } from '../../bench/seed.ts';
+import type { ListPosition } from '../../src/domain/page.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { Store } from '../../src/store/store.ts';
 import type { TemplateQuery } from '../../src/store/template-list.ts';
+import { WALK_ROWS } from '../../src/store/templates.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { at, templateRecord } from '../support/records.ts';
 
@@ -45,8 +47,8 @@ forEachDialect('the plan of a list page', (dialect) => {
   test('each scope is read down its own index: a page examines about a page of rows per scope, not the table', async () => {
     const page = await store.templates.list(query);
     assert.equal(page.items.length, 100);
-    const { sql, parameters } = store.templates.listSql({ ...query, before: page.next });
-    for (const q of [store.templates.listSql(query), { sql, parameters }]) {
+    const { sql, parameters } = await store.templates.listSql({ ...query, before: page.next });
+    for (const q of [await store.templates.listSql(query), { sql, parameters }]) {
       if (dialect === 'postgres') {
         const [row] = await sqlOn(db.url, `explain (analyze, format json) ${q.sql}`, q.parameters);
         const examined = rowsExamined((row as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan);
@@ -101,7 +103,7 @@ forEachDialect('the plan of a page of one scope', (dialect) => {
       const deep = await store.templates.list({ visibility, scope, limit: 100, before: { seq: 5_000 } });
       assert.equal(deep.items.length, 100);
       for (const before of [undefined, first.next, { seq: 5_000 }]) {
-        const q = store.templates.listSql({ visibility, scope, limit: 100, before });
+        const q = await store.templates.listSql({ visibility, scope, limit: 100, before });
         if (dialect === 'postgres') {
           const [row] = await sqlOn(db.url, `explain (analyze, format json) ${q.sql}`, q.parameters);
           const plan = (row as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan;
@@ -189,3 +191,93 @@ async function sqlOn(url: string, text: string, parameters: readonly unknown[] =
     await client.end();
   }
 }
+
+forEachDialect('the plan of a search, chosen per term', (dialect) => {
+  let db: Database;
+  let store: Store;
+  const visibility = { ownerId: 'acc_me', bound: false, public: true, platform: false, platformKey: false };
+  const SEEDED = 25_000;
+  before(async () => {
+    db = await freshDatabase(dialect);
+    store = Store.open(dialectFor(db.url));
+    await store.migrate();
+    for (const id of ['acc_me', 'acc_a_others']) await store.accounts.ensure({ id, name: id, role: 'user', createdAt: at });
+    await seedTemplates(db.url, 'acc_a_others', 0, 1_000);
+    // Rare: three templates, old enough that a walk from the newest would read nearly every row to reach them.
+    for (const name of ['Zebrafish tracker', 'zebrafish-v2', 'ZEBRAFISH lab']) {
+      await store.templates.insert(templateRecord({ ownerId: 'acc_a_others', name, isPublic: true }));
+    }
+    await seedTemplates(db.url, 'acc_a_others', 1_000, SEEDED);
+    if (dialect === 'postgres') await sqlOn(db.url, 'analyze templates');
+  });
+  after(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  async function planOf(search: string) {
+    const q = await store.templates.listSql({ visibility, scope: 'public', search, limit: 100 });
+    if (dialect === 'postgres') {
+      const [row] = await sqlOn(db.url, `explain (analyze, format json) ${q.sql}`, q.parameters);
+      const plan = (row as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan;
+      return { text: JSON.stringify(plan), examined: rowsExamined(plan) };
+    }
+    const plan = (await sqlOn(db.url, `explain query plan ${q.sql}`, q.parameters)).map((r) => (r as { detail: string }).detail);
+    return { text: plan.join('; '), examined: 0 };
+  }
+
+  test('a rare term is read through the trigram index, not by walking the scope', async () => {
+    const page = await store.templates.list({ visibility, scope: 'public', search: 'zebrafish', limit: 100 });
+    assert.equal(page.items.length, 3);
+    assert.equal(page.next, undefined);
+    const { text, examined } = await planOf('zebrafish');
+    if (dialect === 'postgres') {
+      assert.match(text, /"Index Name":"templates_search_trgm"/);
+      assert.ok(examined < 500, `examined ${examined} rows`);
+    } else {
+      assert.match(text, /SCAN templates_search VIRTUAL TABLE INDEX/);
+      assert.doesNotMatch(text, /USING INDEX templates_public_seq/);
+    }
+    // A term in no row at all is as cheap.
+    assert.equal((await store.templates.list({ visibility, scope: 'public', search: 'no such words', limit: 100 })).items.length, 0);
+    const none = await planOf('no such words');
+    if (dialect === 'postgres') assert.ok(none.examined < 500, `examined ${none.examined} rows`);
+    else assert.match(none.text, /SCAN templates_search VIRTUAL TABLE INDEX/);
+  });
+
+  test('a frequent term is read down the scope index, a page in about a page of rows', async () => {
+    const page = await store.templates.list({ visibility, scope: 'public', search: 'seeded', limit: 100 });
+    assert.equal(page.items.length, 100);
+    const { text, examined } = await planOf('seeded');
+    if (dialect === 'postgres') assert.ok(examined < 1_000, `examined ${examined} rows: ${text}`);
+    else assert.match(text, /SEARCH templates USING INDEX templates_public_seq \(is_public=\?( AND seq>\?)?\)/);
+  });
+
+  test('a 1- or 2-character term is walked within a row budget: never a lossy scan of the trigram index', async () => {
+    const first = await store.templates.list({ visibility, scope: 'public', search: 'zq', limit: 100 });
+    // No row holds "zq": the walk stops after its budget, and the next page goes on from there.
+    assert.deepEqual(first.items, []);
+    assert.ok(first.next !== undefined && first.next.seq > 1, JSON.stringify(first.next));
+    let walks = 1;
+    for (let at: ListPosition | undefined = first.next; at !== undefined; walks++) {
+      const page = await store.templates.list({ visibility, scope: 'public', search: 'zq', limit: 100, before: at });
+      assert.deepEqual(page.items, []);
+      at = page.next;
+    }
+    assert.equal(walks, Math.ceil((SEEDED + 3) / WALK_ROWS), 'each page walks its budget of rows, until the scope ends');
+    const { text } = await planOf('zq');
+    assert.doesNotMatch(text, /templates_search/);
+    // A frequent short term fills its page from the top.
+    const frequent = await store.templates.list({ visibility, scope: 'public', search: 'ed', limit: 100 });
+    assert.equal(frequent.items.length, 100);
+    // Every match of a short term is found, page after page: "fi" is in the three rare ones only.
+    const found: string[] = [];
+    let before: ListPosition | undefined;
+    do {
+      const page = await store.templates.list({ visibility, scope: 'public', search: 'fi', limit: 2, before });
+      found.push(...page.items.map((item) => JSON.parse(item.json).name));
+      before = page.next;
+    } while (before !== undefined);
+    assert.deepEqual(found.sort(), ['ZEBRAFISH lab', 'Zebrafish tracker', 'zebrafish-v2']);
+  });
+});

@@ -9,6 +9,7 @@ import * as rateBuckets from './0006-rate-buckets.ts';
 import * as registryAuths from './0007-registry-auths.ts';
 import * as notifyChanges from './0008-notify-changes.ts';
 import * as housekeeping from './0009-housekeeping.ts';
+import * as search from './0010-search.ts';
 import * as historyQuota from './0012-history-quota.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
@@ -24,6 +25,7 @@ const ordered: [string, DialectMigration][] = [
   ['0007-registry-auths', registryAuths],
   ['0008-notify-changes', notifyChanges],
   ['0009-housekeeping', housekeeping],
+  ['0010-search', search],
   ['0012-history-quota', historyQuota],
 ];
 
