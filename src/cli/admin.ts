@@ -12,7 +12,7 @@ import { Registry } from '../registry/registry.ts';
 import { SecretsKeyMismatch } from '../registry/secrets.ts';
 import { KeyFormatError, newKeyText } from '../secrets/keyring.ts';
 import { installKeyFile, keyFileOf, openStore, secretsKeyring, serve } from '../server.ts';
-import { UsageError } from './args.ts';
+import { UsageError } from './command.ts';
 
 // The admin commands: they reach the database through the registry, as the server does. main.ts loads this module
 // only for them, so the client commands start without the server's dependencies.

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync }
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
-import { createPodplateClient, isHttpUrl, type PodplateClient } from '../client/index.ts';
+import { createPodplateClient, isHttpUrl, type PodplateClient, serviceUrl } from '../client/index.ts';
 
 // Where the client commands find the service and their key: PODPLATE_URL / PODPLATE_API_KEY, else the file
 // `podplate login` wrote ($XDG_CONFIG_HOME/podplate/config.json, readable by its owner only).
@@ -72,7 +72,7 @@ export function connection(env: NodeJS.ProcessEnv = process.env): Connection {
     );
   }
   // The saved key goes only to the service it was saved for: another PODPLATE_URL needs its own PODPLATE_API_KEY.
-  if (env.PODPLATE_URL && !env.PODPLATE_API_KEY && saved.apiKey && saved.url && env.PODPLATE_URL !== saved.url) {
+  if (env.PODPLATE_URL && !env.PODPLATE_API_KEY && saved.apiKey && saved.url && serviceUrl(env.PODPLATE_URL) !== serviceUrl(saved.url)) {
     throw new LoginError(
       `PODPLATE_URL (${env.PODPLATE_URL}) is not the service the saved key is for (${saved.url}): set PODPLATE_API_KEY too, or log in to it`,
     );
@@ -87,7 +87,7 @@ export function connection(env: NodeJS.ProcessEnv = process.env): Connection {
       `the API key ${env.PODPLATE_API_KEY ? 'in PODPLATE_API_KEY' : 'saved'} is not a key: it has spaces or characters no key has`,
     );
   }
-  return { url, apiKey };
+  return { url: serviceUrl(url), apiKey };
 }
 
 /** The typed client for the service and key in use. */

@@ -1,149 +1,88 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type PodplateClient, type Release, toArray } from '../client/index.ts';
-import { defineCommand, integerFlag, parseCommand, UsageError, usageOf } from './args.ts';
+import type { Command } from 'commander';
+import { type Endpoint, type PodplateClient, type Release, toArray } from '../client/index.ts';
+import { confirm, integerFlag, type OutputFlags, printData, printList, UsageError, withOutput } from './command.ts';
 import { client } from './config.ts';
-import { endpointDetails, endpointTable, note, out, printJson, releaseTable } from './output.ts';
+import { diffOf, diffText, endpointDetails, endpointShape, note, out, releaseShape } from './output.ts';
 
-// podplate endpoints list|get|create|delete and podplate releases list|watch
+// podplate endpoints list|get|create|update|delete and podplate releases list|watch
 
-const listSpec = defineCommand({
-  name: 'endpoints list',
-  summary: 'List your Serverless endpoints, newest first.',
-  options: {},
-  help: { '--json': "print the API's JSON: an array of every endpoint" },
-  examples: ['podplate endpoints list'],
-});
+const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  ${l}`).join('\n')}\n`;
 
-async function list(argv: string[]): Promise<number> {
-  const parsed = parseCommand(listSpec, argv);
-  if (!parsed) return 0;
-  const endpoints = await toArray(client().listEndpoints());
-  if (parsed.values.json) printJson(endpoints);
-  else if (endpoints.length === 0) note('No endpoints.');
-  else out(endpointTable(endpoints));
-  return 0;
+async function list(flags: OutputFlags): Promise<void> {
+  printList(await toArray(client().listEndpoints()), endpointShape, flags, 'No endpoints.');
 }
 
-const getSpec = defineCommand({
-  name: 'endpoints get',
-  args: ['<endpoint-id>'],
-  summary: 'Show an endpoint.',
-  options: {},
-  help: { '--json': "print the API's JSON" },
-  examples: ['podplate endpoints get 7c1q0d9x2m4kp8za'],
-});
-
-async function get(argv: string[]): Promise<number> {
-  const parsed = parseCommand(getSpec, argv);
-  if (!parsed) return 0;
-  const endpoint = await client().getEndpoint(parsed.positionals[0] as string);
-  if (parsed.values.json) printJson(endpoint);
-  else out(endpointDetails(endpoint));
-  return 0;
+async function get(id: string, flags: OutputFlags): Promise<void> {
+  const endpoint = await client().getEndpoint(id);
+  if (!printData(endpoint, flags)) out(endpointDetails(endpoint));
 }
 
-const createSpec = defineCommand({
-  name: 'endpoints create',
-  summary: 'Create a Serverless endpoint bound to one of your Serverless templates.',
-  options: { name: { type: 'string' }, template: { type: 'string' }, 'workers-min': { type: 'string' }, 'workers-max': { type: 'string' } },
-  help: {
-    '--name <name>': 'the name, unique among your endpoints',
-    '--template <id>': 'the Serverless template it runs',
-    '--workers-min <n>': 'workers kept running (default 0)',
-    '--workers-max <n>': 'most workers at once (default 3)',
-    '--json': "print the API's JSON",
-  },
-  examples: ['podplate endpoints create --name inference --template 5x2k9d0v7m3qh8wz --workers-max 5'],
-});
+interface EndpointFlags extends OutputFlags {
+  name?: string;
+  template?: string;
+  workersMin?: string;
+  workersMax?: string;
+}
 
-async function create(argv: string[]): Promise<number> {
-  const parsed = parseCommand(createSpec, argv);
-  if (!parsed) return 0;
-  const { values } = parsed;
-  const usage = usageOf(createSpec);
-  if (values.name === undefined || values.template === undefined)
-    throw new UsageError(`an endpoint needs ${values.name === undefined ? '--name' : '--template'}`, usage);
-  const workersMin = integerFlag('workers-min', values['workers-min'], usage);
-  const workersMax = integerFlag('workers-max', values['workers-max'], usage);
+async function create(flags: EndpointFlags): Promise<void> {
+  if (flags.name === undefined || flags.template === undefined)
+    throw new UsageError(`an endpoint needs ${flags.name === undefined ? '--name' : '--template'}`);
+  const workersMin = integerFlag('workers-min', flags.workersMin);
+  const workersMax = integerFlag('workers-max', flags.workersMax);
   const endpoint = await client().createEndpoint({
-    name: values.name,
-    templateId: values.template,
+    name: flags.name,
+    templateId: flags.template,
     ...(workersMin !== undefined ? { workersMin } : {}),
     ...(workersMax !== undefined ? { workersMax } : {}),
   });
-  if (values.json) printJson(endpoint);
-  else out(`Created endpoint ${endpoint.id}.\n\n${endpointDetails(endpoint)}`);
-  return 0;
+  if (!printData(endpoint, flags)) out(`Created endpoint ${endpoint.id}.\n\n${endpointDetails(endpoint)}`);
 }
 
-const deleteSpec = defineCommand({
-  name: 'endpoints delete',
-  args: ['<endpoint-id>'],
-  summary: 'Delete an endpoint; its template is unbound.',
-  options: {},
-  help: { '--json': 'print nothing (the API answers 204)' },
-  examples: ['podplate endpoints delete 7c1q0d9x2m4kp8za'],
-});
+async function update(id: string, flags: EndpointFlags): Promise<void> {
+  const workersMin = integerFlag('workers-min', flags.workersMin);
+  const workersMax = integerFlag('workers-max', flags.workersMax);
+  const body = {
+    ...(flags.name !== undefined ? { name: flags.name } : {}),
+    ...(flags.template !== undefined ? { templateId: flags.template } : {}),
+    ...(workersMin !== undefined ? { workersMin } : {}),
+    ...(workersMax !== undefined ? { workersMax } : {}),
+  };
+  if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --name, --template, --workers-min or --workers-max');
+  const podplate = client();
+  const before = await podplate.getEndpoint(id);
+  const after = await podplate.updateEndpoint(id, body);
+  if (printData(after, flags)) return;
+  const changes = diffOf<Endpoint>(before, after, ['name', 'templateId', 'workersMin', 'workersMax']);
+  if (changes.length === 0) {
+    out(`No changes: endpoint ${after.id} is as it was.`);
+    return;
+  }
+  const release =
+    after.version > before.version ? `\nA rolling release to template ${after.templateId} started (version ${after.version}).` : '';
+  out(`Updated endpoint ${after.id}.\n${diffText(changes)}${release}`);
+}
 
-async function remove(argv: string[]): Promise<number> {
-  const parsed = parseCommand(deleteSpec, argv);
-  if (!parsed) return 0;
-  const id = parsed.positionals[0] as string;
+async function remove(id: string, flags: { yes?: boolean }): Promise<void> {
+  if (!(await confirm(flags.yes, `endpoint ${id}`))) {
+    note('Not deleted.');
+    return;
+  }
   await client().deleteEndpoint(id);
-  if (!parsed.values.json) note(`Deleted endpoint ${id}.`);
-  return 0;
+  note(`Deleted endpoint ${id}.`);
 }
 
-export const endpointCommands = {
-  list: { spec: listSpec, run: list },
-  get: { spec: getSpec, run: get },
-  create: { spec: createSpec, run: create },
-  delete: { spec: deleteSpec, run: remove },
-};
-
-const releasesListSpec = defineCommand({
-  name: 'releases list',
-  args: ['<endpoint-id>'],
-  summary: "List an endpoint's rolling releases, newest first, with their progress and webhook delivery.",
-  options: {},
-  help: { '--json': "print the API's JSON: an array of every release" },
-  examples: ['podplate releases list 7c1q0d9x2m4kp8za'],
-});
-
-async function releasesList(argv: string[]): Promise<number> {
-  const parsed = parseCommand(releasesListSpec, argv);
-  if (!parsed) return 0;
-  const releases = await toArray(client().listReleases(parsed.positionals[0] as string));
-  if (parsed.values.json) printJson(releases);
-  else if (releases.length === 0) note('No releases.');
-  else out(releaseTable(releases));
-  return 0;
+async function releasesList(endpointId: string, flags: OutputFlags): Promise<void> {
+  printList(await toArray(client().listReleases(endpointId)), releaseShape, flags, 'No releases.');
 }
-
-const watchSpec = defineCommand({
-  name: 'releases watch',
-  args: ['[endpoint-id]'],
-  summary:
-    'Wait for a release to finish: exit 0 when it completes, 1 when it fails, is superseded, or the timeout passes. ' +
-    "Watches the endpoint's newest release, or the one of --revision.",
-  options: { template: { type: 'string' }, revision: { type: 'string' }, interval: { type: 'string' }, timeout: { type: 'string' } },
-  help: {
-    '--template <id>': 'watch the endpoint bound to this template (instead of <endpoint-id>)',
-    '--revision <n>': 'the release of this template revision (waits for the revision; exit 0 if it made no release)',
-    '--interval <seconds>': 'time between polls (default 2)',
-    '--timeout <seconds>': 'give up after this long (default 600)',
-    '--json': "print the finished release as the API's JSON",
-  },
-  examples: ['podplate releases watch 7c1q0d9x2m4kp8za', 'podplate releases watch --template 5x2k9d0v7m3qh8wz --revision 4 --timeout 900'],
-});
 
 const FINISHED = new Set(['completed', 'failed', 'superseded']);
 
-function seconds(flag: string, value: string | undefined, fallback: number, usage: string): number {
+function seconds(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!/^[0-9]+(\.[0-9]+)?$/.test(value) || !Number.isFinite(n))
-    throw new UsageError(`--${flag} takes seconds, not ${JSON.stringify(value)}`, usage);
+    throw new UsageError(`--${flag} takes seconds, not ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -171,18 +110,21 @@ async function releaseOf(podplate: PodplateClient, endpointId: string, revision:
 /** The watched release did not complete: exit 1 with the message. */
 export class WatchError extends Error {}
 
-async function releasesWatch(argv: string[]): Promise<number> {
-  const parsed = parseCommand(watchSpec, argv);
-  if (!parsed) return 0;
-  const { values, positionals } = parsed;
-  const usage = usageOf(watchSpec);
-  if ((positionals[0] === undefined) === (values.template === undefined))
-    throw new UsageError('give an <endpoint-id> or --template, one of them', usage);
-  const revision = integerFlag('revision', values.revision, usage);
-  const interval = seconds('interval', values.interval, 2, usage) * 1000;
-  const deadline = Date.now() + seconds('timeout', values.timeout, 600, usage) * 1000;
+interface WatchFlags extends OutputFlags {
+  template?: string;
+  revision?: string;
+  interval?: string;
+  timeout?: string;
+}
+
+async function releasesWatch(endpoint: string | undefined, values: WatchFlags): Promise<void> {
+  if ((endpoint === undefined) === (values.template === undefined))
+    throw new UsageError('give an <endpoint-id> or --template, one of them');
+  const revision = integerFlag('revision', values.revision);
+  const interval = seconds('interval', values.interval, 2) * 1000;
+  const deadline = Date.now() + seconds('timeout', values.timeout, 600) * 1000;
   const podplate = client();
-  const endpointId = positionals[0] ?? (await endpointOfTemplate(podplate, values.template as string));
+  const endpointId = endpoint ?? (await endpointOfTemplate(podplate, values.template as string));
   const wanted = revision === undefined ? 'its newest release' : `the release of template revision ${revision}`;
 
   let last = '';
@@ -196,17 +138,17 @@ async function releasesWatch(argv: string[]): Promise<number> {
         note(
           `Template revision ${revision} started no release on endpoint ${endpointId} (it changed nothing, or the endpoint was created later): nothing to wait for.`,
         );
-        return 0;
+        return;
       }
     }
     if (release) {
       const state = `release ${release.id} (version ${release.version}, template revision ${release.templateRevision}): ${release.status} ${release.workersUpdated}/${release.workersTotal} workers`;
-      if (state !== last && !values.json) note(state);
+      if (state !== last) note(state);
       last = state;
       if (FINISHED.has(release.status)) {
-        if (values.json) printJson(release);
+        if (values.json || values.output === 'json' || values.output === 'yaml') printData(release, values);
         if (release.status !== 'completed') throw new WatchError(`release ${release.id} ${release.status}`);
-        return 0;
+        return;
       }
     }
     if (Date.now() >= deadline)
@@ -217,7 +159,89 @@ async function releasesWatch(argv: string[]): Promise<number> {
   }
 }
 
-export const releaseCommands = {
-  list: { spec: releasesListSpec, run: releasesList },
-  watch: { spec: watchSpec, run: releasesWatch },
-};
+export function endpointCommands(program: Command): void {
+  const group = program.command('endpoints').alias('endpoint').description('Serverless endpoints: list, get, create, update, delete');
+  withOutput(group.command('list').alias('ls').description('List your Serverless endpoints, newest first.'), true)
+    .addHelpText('after', examples('podplate endpoints list', 'podplate endpoints ls -o wide'))
+    .action(list);
+  withOutput(group.command('get').alias('show').description('Show an endpoint.').argument('<endpoint-id>'))
+    .addHelpText('after', examples('podplate endpoints get 7c1q0d9x2m4kp8za'))
+    .action(get);
+  withOutput(
+    group
+      .command('create')
+      .description('Create a Serverless endpoint bound to one of your Serverless templates.')
+      .option('--name <name>', 'the name, unique among your endpoints')
+      .option('--template <id>', 'the Serverless template it runs')
+      .option('--workers-min <n>', 'workers kept running (default 0)')
+      .option('--workers-max <n>', 'most workers at once (default 3)'),
+  )
+    .addHelpText('after', examples('podplate endpoints create --name inference --template 5x2k9d0v7m3qh8wz --workers-max 5'))
+    .action(create);
+  withOutput(
+    group
+      .command('update')
+      .alias('edit')
+      .description(
+        'Rename, resize or rebind an endpoint, printing the change ("No changes" when nothing changed). A new --template ' +
+          'must be a Serverless template of yours not bound elsewhere; rebinding starts a rolling release to it.',
+      )
+      .argument('<endpoint-id>')
+      .option('--name <name>', 'a new name')
+      .option('--template <id>', 'run this template instead (unbinds the old one)')
+      .option('--workers-min <n>', 'workers kept running')
+      .option('--workers-max <n>', 'most workers at once'),
+  )
+    .addHelpText(
+      'after',
+      examples(
+        'podplate endpoints update 7c1q0d9x2m4kp8za --workers-max 8',
+        'podplate endpoints update 7c1q0d9x2m4kp8za --template 5x2k9d0v7m3qh8wz',
+      ),
+    )
+    .action(update);
+  group
+    .command('delete')
+    .aliases(['rm', 'remove'])
+    .description('Delete an endpoint; its template is unbound.')
+    .argument('<endpoint-id>')
+    .option('-y, --yes', 'delete without asking (required when stdin is not a terminal)')
+    .option('--json', 'accepted for scripts; prints nothing on stdout (the API answers 204)')
+    .addHelpText('after', examples('podplate endpoints delete 7c1q0d9x2m4kp8za', 'podplate endpoints rm 7c1q0d9x2m4kp8za --yes'))
+    .action(remove);
+}
+
+export function releaseCommands(program: Command): void {
+  const group = program.command('releases').alias('release').description("An endpoint's rolling releases: list, watch");
+  withOutput(
+    group
+      .command('list')
+      .alias('ls')
+      .description("List an endpoint's rolling releases, newest first, with their progress and webhook delivery.")
+      .argument('<endpoint-id>'),
+    true,
+  )
+    .addHelpText('after', examples('podplate releases list 7c1q0d9x2m4kp8za'))
+    .action(releasesList);
+  withOutput(
+    group
+      .command('watch')
+      .description(
+        'Wait for a release to finish: exit 0 when it completes, 1 when it fails, is superseded, or the timeout passes. ' +
+          "Watches the endpoint's newest release, or the one of --revision.",
+      )
+      .argument('[endpoint-id]')
+      .option('--template <id>', 'watch the endpoint bound to this template (instead of <endpoint-id>)')
+      .option('--revision <n>', 'the release of this template revision (waits for the revision; exit 0 if it made no release)')
+      .option('--interval <seconds>', 'time between polls (default 2)')
+      .option('--timeout <seconds>', 'give up after this long (default 600)'),
+  )
+    .addHelpText(
+      'after',
+      examples(
+        'podplate releases watch 7c1q0d9x2m4kp8za',
+        'podplate releases watch --template 5x2k9d0v7m3qh8wz --revision 4 --timeout 900',
+      ),
+    )
+    .action(releasesWatch);
+}

@@ -1,120 +1,138 @@
+import { Command, CommanderError } from 'commander';
+import pkg from '../../package.json' with { type: 'json' };
 import { PodplateConnectionError, PodplateProblem } from '../client/index.ts';
-import { type CommandSpec, UsageError } from './args.ts';
+import { UsageError } from './command.ts';
+import { completionScript, SHELLS, type Shell } from './completion.ts';
 import { LoginError } from './config.ts';
 import { endpointCommands, releaseCommands, WatchError } from './endpoints.ts';
-import { login, logout } from './login.ts';
-import { note, problemText } from './output.ts';
+import { loginCommands } from './login.ts';
+import { note, problemText, terminalWidth } from './output.ts';
 import { registryAuthCommands } from './registry-auths.ts';
 import { templateCommands } from './templates.ts';
 
-const USAGE = `Usage: podplate <command> [flags]
+// The podplate command, parsed by commander. The client commands use only the client; the admin commands are
+// handed their arguments untouched and load the server's code only when run (admin.ts), so the client commands
+// start without Fastify or database drivers.
 
-Client commands (talk to a Podplate service; --help on each shows its flags and an example):
-  login --url <url> --api-key <key>       Check the key and save both (PODPLATE_URL / PODPLATE_API_KEY override)
-  logout                                  Forget the saved URL and key
-  templates list [--public] [--platform] [--bound] [--category X] [--search q] [--all]
-  templates get <id>
-  templates create --name N --image I [--env K=V]… [--port 8888/http]… [-f template.yaml]
-  templates update <id> [field flags] [--if-match <etag>]
-  templates delete <id>
-  templates revisions <id>
-  templates rollback <id> <revision>
-  endpoints list | get <id> | create --name N --template T | delete <id>
-  releases list <endpoint-id>
-  releases watch <endpoint-id> | --template <id> [--revision n]
-                                          Wait for a release; exit 1 unless it completes
-  registry-auth create --name N --username U --password-stdin
-                                          Store private-registry credentials (templates use them: --registry-auth <id>)
-  registry-auth list | delete <id>
+const ADMIN: Record<string, string> = {
+  serve: 'Serve the API (as npm start does)',
+  migrate: 'Bring the database schema up to date',
+  keys: 'keys create --user <name> [--role platform] (prints the key alone on stdout) | keys list | keys revoke <key-id>',
+  secrets: 'secrets new-key (a new key for SECRETS_KEY) | secrets rotate (seal every secret again under SECRETS_KEY)',
+  export: 'export [--output FILE]: write the whole install as NDJSON (stdout by default), while it serves',
+  import: 'import [--input FILE]: read an export (stdin by default) into an empty database',
+  backup: 'backup FILE: copy a SQLite install to FILE while it serves (PostgreSQL: pg_dump)',
+};
+type AdminCommand = 'serve' | 'migrate' | 'keys' | 'secrets' | 'export' | 'import' | 'backup';
 
-  --json prints the API's JSON. Exit codes: 0 success, 1 API, network or release failure, 2 usage error.
+const FOOTER = `
+Output: -o table|wide|json|yaml on every command that prints a resource; lists also take -q (ids only) and
+--no-headers. Tables fit the terminal (COLUMNS, else its width, else 80); -o wide shows every column in full.
+Deletes ask first on a terminal, and need --yes otherwise. ETags may be given bare: --if-match r3.
+Exit codes: 0 success, 1 API, network or release failure, 2 usage error.
 
-Admin commands (use the database directly; read DATABASE_URL, default sqlite:./data/podplate.db):
-  serve                                   Serve the API (as npm start does)
-  migrate                                 Bring the database schema up to date
-  keys create --user <name> [--role platform]
-                                          Create an API key; prints the key alone on stdout
-  keys list                               List API keys (never their secret)
-  keys revoke <key-id>                    Revoke a key
-  secrets new-key                         Print a new random key for SECRETS_KEY
-  secrets rotate                          Encrypt every stored secret again under SECRETS_KEY (the old key in
-                                          SECRETS_KEY_PREVIOUS)
-  export [--output FILE]                  Write the whole install as NDJSON (stdout by default), while it serves
-  import [--input FILE]                   Read an export (stdin by default) into an empty database
-  backup FILE                             Copy a SQLite install to FILE while it serves (PostgreSQL: pg_dump)
+Admin commands use the database directly (DATABASE_URL, default sqlite:./data/podplate.db).
 
 Examples:
   podplate keys create --user alice
-  podplate login --url http://127.0.0.1:8080 --api-key "$(podplate keys create --user alice)"
-  podplate templates update 5x2k9d0v7m3qh8wz --image "$IMAGE" --json
+  podplate login --url http://127.0.0.1:8080
+  podplate templates ls -o wide
+  podplate templates update 5x2k9d0v7m3qh8wz --image "$IMAGE" -e DEBUG=1 --unset-env OLD
+  podplate completion bash >> ~/.bashrc
   DATABASE_URL=postgres://postgres@127.0.0.1:5432/podplate podplate migrate
-  podplate export | DATABASE_URL=postgres://postgres@127.0.0.1:5432/podplate podplate import
 `;
 
-type Group = Record<string, { spec: CommandSpec<any>; run: (argv: string[]) => Promise<number> }>;
-const GROUPS: Record<string, Group> = {
-  templates: templateCommands,
-  endpoints: endpointCommands,
-  releases: releaseCommands,
-  'registry-auth': registryAuthCommands,
-};
+/** The whole command tree; `main` parses with it, and `completion` writes scripts from it. */
+export function program(): Command {
+  const root = new Command('podplate')
+    .description('The Podplate command: templates, endpoints and releases of a Podplate service, and its administration.')
+    .version(pkg.version, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .helpCommand('help [command]', 'show help for a command')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      getOutHelpWidth: () => terminalWidth(),
+      getErrHelpWidth: () => terminalWidth(),
+      // One line for the error and its suggestion, one for where the usage is.
+      outputError: (text, write) =>
+        write(
+          text.replace(/^error: /, 'podplate: ').replace(/\n\((Did you mean [^)]*)\)/, (_m, s: string) => ` (${s.replace('Did', 'did')})`),
+        ),
+    })
+    .addHelpText('after', FOOTER);
 
-function groupUsage(name: string, group: Group): string {
-  const width = Math.max(...Object.keys(group).map((k) => k.length));
-  const lines = Object.entries(group).map(
-    ([sub, { spec }]) => `  ${sub.padEnd(width)}  ${spec.summary.split('. ')[0]?.replace(/\.$/, '')}`,
-  );
-  return `Usage: podplate ${name} <command> [flags]\n\nCommands:\n${lines.join('\n')}\n\nRun podplate ${name} <command> --help for its flags and an example.\n`;
+  loginCommands(root);
+  templateCommands(root);
+  endpointCommands(root);
+  releaseCommands(root);
+  registryAuthCommands(root);
+  root
+    .command('completion')
+    .description('Print a completion script: bash, zsh or fish.')
+    .argument('<shell>', SHELLS.join(', '))
+    .addHelpText(
+      'after',
+      '\nExamples:\n  source <(podplate completion bash)\n  podplate completion zsh > ~/.zfunc/_podplate\n  podplate completion fish > ~/.config/fish/completions/podplate.fish\n',
+    )
+    .action((shell: string) => {
+      if (!(SHELLS as readonly string[]).includes(shell))
+        throw new UsageError(`completion is for ${SHELLS.join(', ')}, not ${JSON.stringify(shell)}`);
+      process.stdout.write(completionScript(root, shell as Shell));
+    });
+  // Listed for --help, suggestions and completion; run by admin.ts with their arguments as given.
+  for (const [name, description] of Object.entries(ADMIN)) root.command(name).description(`${description} [admin]`).helpOption(false);
+
+  // Every usage error ends with where to read more, on one line.
+  const hint = (command: Command, path: string[]) => {
+    command.showHelpAfterError(`(podplate ${path.join(' ')}${path.length > 0 ? ' ' : ''}--help shows the usage)`);
+    for (const sub of command.commands) hint(sub, [...path, sub.name()]);
+  };
+  hint(root, []);
+  return root;
 }
 
-async function runGroup(name: string, group: Group, [sub, ...rest]: string[]): Promise<number> {
+export async function main(argv: string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first !== undefined && Object.hasOwn(ADMIN, first)) {
+    try {
+      return await (await import('./admin.ts')).admin(first as AdminCommand, rest);
+    } catch (error) {
+      if (error instanceof UsageError) {
+        note(`podplate: ${error.message}\n(podplate --help lists the admin commands)`);
+        return 2;
+      }
+      throw error;
+    }
+  }
   // `podplate templates list | head` stops reading early: not an error.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
     process.exit(0);
   });
-  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
-    process.stdout.write(groupUsage(name, group));
-    return sub === undefined ? 2 : 0;
-  }
-  const command = Object.hasOwn(group, sub) ? group[sub] : undefined;
-  if (!command) throw new UsageError(`unknown command ${name} ${sub}`, groupUsage(name, group));
-  return command.run(rest);
-}
-
-export async function main(argv: string[]): Promise<number> {
-  const [command, ...args] = argv;
+  const root = program();
+  let current: Command = root;
+  root.hook('preAction', (_root, action) => {
+    current = action;
+  });
   try {
-    switch (command) {
-      case 'serve':
-      case 'migrate':
-      case 'keys':
-      case 'secrets':
-      case 'export':
-      case 'import':
-      case 'backup':
-        return await (await import('./admin.ts')).admin(command, args);
-      case 'login':
-        return await login(args);
-      case 'logout':
-        return await logout(args);
-      case 'templates':
-      case 'endpoints':
-      case 'releases':
-      case 'registry-auth':
-        return await runGroup(command, GROUPS[command] as Group, args);
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        process.stdout.write(USAGE);
-        return command === undefined ? 2 : 0;
-      default:
-        throw new UsageError(`unknown command ${command}`);
+    if (argv.length === 0) {
+      root.outputHelp({ error: true });
+      return 2;
     }
+    await root.parseAsync(argv, { from: 'user' });
+    return 0;
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      note(`podplate: ${(error as Error).message}\n\n${(error as UsageError).usage ?? USAGE}`);
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
+        return error.code === 'commander.help' ? 2 : 0;
+      }
+      return 2;
+    }
+    if (error instanceof UsageError) {
+      const path: string[] = [];
+      for (let c: Command | null = current; c && c !== root; c = c.parent) path.unshift(c.name());
+      note(`podplate: ${error.message}\n(podplate ${path.join(' ')}${path.length > 0 ? ' ' : ''}--help shows the usage)`);
       return 2;
     }
     if (error instanceof PodplateProblem) {

@@ -1,4 +1,5 @@
 import type { Endpoint, PodplateProblem, RegistryAuth, Release, Revision, Template } from '../client/index.ts';
+import type { Shape } from './command.ts';
 
 // What the client commands print: aligned tables and detail views for people, the API's own JSON for scripts.
 
@@ -19,19 +20,74 @@ export function printJson(value: unknown): void {
   process.stdout.write(line(JSON.stringify(value, null, 2)));
 }
 
-/** Columns padded to their widest cell; the last column is not padded. */
-export function table(header: string[], rows: string[][]): string {
-  const all = [header, ...rows];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  return all
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+/** A table column: `flex` ones give up width when the terminal is narrow; `wide` ones show only with -o wide. */
+export interface Column {
+  header: string;
+  flex?: boolean;
+  wide?: boolean;
+}
+
+/** The terminal's width: COLUMNS when set, else the terminal's own, else (not a terminal) 80. */
+export function terminalWidth(env: NodeJS.ProcessEnv = process.env): number {
+  const columns = Number(env.COLUMNS);
+  if (Number.isInteger(columns) && columns > 0) return columns;
+  return process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : 80;
+}
+
+const cut = (text: string, width: number) => (text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text);
+
+/**
+ * Columns padded to their widest cell, the last one not padded. Without `wide`, the wide-only columns are left out
+ * and the flexible ones are narrowed (their cells cut with "…"), widest first, until a row fits the terminal.
+ */
+export function table(columns: Column[], rows: string[][], options: { wide?: boolean; headers?: boolean; width?: number } = {}): string {
+  const shown = columns.map((c, i) => ({ ...c, i })).filter((c) => options.wide || !c.wide);
+  const lines = [...(options.headers === false ? [] : [shown.map((c) => c.header)]), ...rows.map((r) => shown.map((c) => r[c.i] ?? ''))];
+  const widths = shown.map((c, i) => Math.max(c.header.length, ...lines.map((l) => (l[i] ?? '').length)));
+  if (!options.wide) {
+    const limit = options.width ?? terminalWidth();
+    const floor = (i: number) => Math.max(8, Math.min(shown[i]?.header.length ?? 0, 12));
+    let total = widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
+    while (total > limit) {
+      let widest = -1;
+      for (let i = 0; i < widths.length; i++) {
+        if (shown[i]?.flex && (widths[i] ?? 0) > floor(i) && (widest < 0 || (widths[i] ?? 0) > (widths[widest] ?? 0))) widest = i;
+      }
+      if (widest < 0) break;
+      widths[widest] = (widths[widest] ?? 0) - 1;
+      total--;
+    }
+  }
+  return lines
+    .map((line) =>
+      line
+        .map((cell, i) => (i === line.length - 1 ? cut(cell, widths[i] ?? 0) : cut(cell, widths[i] ?? 0).padEnd(widths[i] ?? 0)))
         .join('  ')
         .trimEnd(),
     )
     .join('\n');
 }
+
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['year', 365 * 86400],
+  ['month', 30 * 86400],
+  ['week', 7 * 86400],
+  ['day', 86400],
+  ['hour', 3600],
+  ['minute', 60],
+];
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+
+/** "3 minutes ago", "yesterday", "just now": how long ago an ISO time was. */
+export function ago(iso: string, now = Date.now()): string {
+  const seconds = (Date.parse(iso) - now) / 1000;
+  if (!Number.isFinite(seconds)) return iso;
+  for (const [unit, size] of UNITS) if (Math.abs(seconds) >= size) return relative.format(Math.round(seconds / size), unit);
+  return 'just now';
+}
+
+/** An ISO time with how long ago it was, for detail views. */
+export const when = (iso: string) => `${iso} (${ago(iso)})`;
 
 /** `label: value` lines with the values aligned. */
 export function details(entries: [string, string][]): string {
@@ -42,34 +98,56 @@ export function details(entries: [string, string][]): string {
 const list = (items: string[]) => (items.length === 0 ? '-' : items.join(' '));
 const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
 const command = (words: string[]) => (words.length === 0 ? '(image default)' : words.map(shellWord).join(' '));
-const short = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 export function visibility(t: Pick<Template, 'isPlatform' | 'isPublic'>): string {
   if (t.isPlatform) return 'official';
   return t.isPublic ? 'public' : 'private';
 }
 
-export function templateTable(templates: Template[]): string {
-  return table(
-    ['ID', 'NAME', 'IMAGE', 'CATEGORY', 'KIND', 'VISIBILITY', 'REV', 'UPDATED'],
-    templates.map((t) => [
+/** Another account's name, where the API gives it (list items may carry `ownerName`). */
+const ownerOf = (t: Template) => (t as Template & { ownerName?: string }).ownerName;
+
+/** The templates' table; an OWNER column when the API names the owners. */
+export function templateShape(templates: Template[]): Shape<Template> {
+  const owners = templates.some((t) => ownerOf(t) !== undefined);
+  return {
+    columns: [
+      { header: 'ID' },
+      { header: 'NAME', flex: true },
+      ...(owners ? [{ header: 'OWNER', flex: true }] : []),
+      { header: 'IMAGE', flex: true },
+      { header: 'CATEGORY', wide: true },
+      { header: 'KIND' },
+      { header: 'VISIBILITY', wide: true },
+      { header: 'PORTS', wide: true, flex: true },
+      { header: 'REV' },
+      { header: 'CREATED', wide: true },
+      { header: 'UPDATED' },
+    ],
+    row: (t) => [
       t.id,
-      short(t.name, 40),
-      short(t.imageName, 60),
+      t.name,
+      ...(owners ? [ownerOf(t) ?? ''] : []),
+      t.imageName,
       t.category,
       t.isServerless ? 'serverless' : 'pod',
       visibility(t),
+      list(t.ports),
       String(t.revision),
-      t.updatedAt,
-    ]),
-  );
+      ago(t.createdAt),
+      ago(t.updatedAt),
+    ],
+    id: (t) => t.id,
+  };
 }
 
 export function templateDetails(t: Template, etag?: string): string {
   const env = Object.entries(t.env).map(([k, v]) => `${k}=${v}`);
+  const owner = ownerOf(t);
   const entries: [string, string][] = [
     ['ID', t.id],
     ['Name', t.name],
+    ...(owner !== undefined ? [['Owner', owner] as [string, string]] : []),
     ['Image', t.imageName],
     ['Category', t.category],
     ['Kind', t.isServerless ? 'serverless' : 'pod'],
@@ -83,33 +161,63 @@ export function templateDetails(t: Template, etag?: string): string {
     ['Registry auth', t.containerRegistryAuthId || '-'],
     ['Revision', etag ? `${t.revision} (ETag ${etag})` : String(t.revision)],
     ['Runtime', `${t.runtimeInMin} min, earned ${t.earned}`],
-    ['Created', t.createdAt],
-    ['Updated', t.updatedAt],
+    ['Created', when(t.createdAt)],
+    ['Updated', when(t.updatedAt)],
   ];
   if (t.readme) entries.push(['Readme', t.readme]);
   return details(entries);
 }
 
-const change = (c: { field: string; from?: unknown; to?: unknown }) => `${c.field}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`;
+const value = (v: unknown) => JSON.stringify(v);
+const change = (c: { field: string; from?: unknown; to?: unknown }) => `${c.field}: ${value(c.from)} → ${value(c.to)}`;
 
-export function revisionTable(revisions: Revision[]): string {
-  return table(
-    ['REV', 'CREATED', 'KEY', 'CHANGES'],
-    revisions.map((r) => [
-      String(r.revision),
-      r.createdAt,
-      r.keyId,
-      r.diff.length === 0 ? '(created)' : short(r.diff.map(change).join('; '), 100),
-    ]),
-  );
-}
+/** What an update changed, a field a line: `  imageName: "a" → "b"`. */
+export const diffText = (changes: { field: string; from?: unknown; to?: unknown }[]) => changes.map((c) => `  ${change(c)}`).join('\n');
 
-export function endpointTable(endpoints: Endpoint[]): string {
-  return table(
-    ['ID', 'NAME', 'TEMPLATE', 'WORKERS', 'VERSION', 'UPDATED'],
-    endpoints.map((e) => [e.id, short(e.name, 40), e.templateId, `${e.workersMin}-${e.workersMax}`, String(e.version), e.updatedAt]),
-  );
+/** The fields whose values differ between two versions of a resource, in `fields` order. */
+export function diffOf<T extends object>(
+  before: T,
+  after: T,
+  fields: (keyof T & string)[],
+): { field: string; from: unknown; to: unknown }[] {
+  return fields
+    .filter((f) => JSON.stringify(sorted(before[f])) !== JSON.stringify(sorted(after[f])))
+    .map((f) => ({ field: f, from: before[f], to: after[f] }));
 }
+const sorted = (v: unknown): unknown =>
+  v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v;
+
+export const revisionShape: Shape<Revision> = {
+  columns: [
+    { header: 'REV' },
+    { header: 'CREATED' },
+    { header: 'AUTHOR' },
+    { header: 'KEY', wide: true },
+    { header: 'CHANGES', flex: true },
+  ],
+  row: (r) => [
+    String(r.revision),
+    ago(r.createdAt),
+    r.author || r.keyId,
+    r.keyId,
+    r.diff.length === 0 ? '(created)' : r.diff.map(change).join('; '),
+  ],
+  id: (r) => String(r.revision),
+};
+
+export const endpointShape: Shape<Endpoint> = {
+  columns: [
+    { header: 'ID' },
+    { header: 'NAME', flex: true },
+    { header: 'TEMPLATE' },
+    { header: 'WORKERS' },
+    { header: 'VERSION' },
+    { header: 'CREATED', wide: true },
+    { header: 'UPDATED' },
+  ],
+  row: (e) => [e.id, e.name, e.templateId, `${e.workersMin}-${e.workersMax}`, String(e.version), ago(e.createdAt), ago(e.updatedAt)],
+  id: (e) => e.id,
+};
 
 export function endpointDetails(e: Endpoint): string {
   return details([
@@ -118,38 +226,46 @@ export function endpointDetails(e: Endpoint): string {
     ['Template', e.templateId],
     ['Workers', `${e.workersMin} to ${e.workersMax}`],
     ['Version', String(e.version)],
-    ['Created', e.createdAt],
-    ['Updated', e.updatedAt],
+    ['Created', when(e.createdAt)],
+    ['Updated', when(e.updatedAt)],
   ]);
 }
 
-export function releaseTable(releases: Release[]): string {
-  return table(
-    ['ID', 'VERSION', 'TEMPLATE REV', 'STATUS', 'WORKERS', 'WEBHOOK', 'UPDATED'],
-    releases.map((r) => [
-      r.id,
-      String(r.version),
-      String(r.templateRevision),
-      r.status,
-      `${r.workersUpdated}/${r.workersTotal}`,
-      r.delivery.deliveredAt ? 'delivered' : `${r.delivery.attempts} attempts`,
-      r.updatedAt,
-    ]),
-  );
-}
+export const releaseShape: Shape<Release> = {
+  columns: [
+    { header: 'ID' },
+    { header: 'VERSION' },
+    { header: 'TEMPLATE REV' },
+    { header: 'STATUS' },
+    { header: 'WORKERS' },
+    { header: 'WEBHOOK', flex: true },
+    { header: 'CHANGES', wide: true },
+    { header: 'UPDATED' },
+  ],
+  row: (r) => [
+    r.id,
+    String(r.version),
+    String(r.templateRevision),
+    r.status,
+    `${r.workersUpdated}/${r.workersTotal}`,
+    r.delivery.deliveredAt ? 'delivered' : `${r.delivery.attempts} attempts`,
+    r.diff.map(change).join('; '),
+    ago(r.updatedAt),
+  ],
+  id: (r) => r.id,
+};
 
-export function registryAuthTable(auths: RegistryAuth[]): string {
-  return table(
-    ['ID', 'NAME', 'CREATED'],
-    auths.map((a) => [a.id, short(a.name, 60), a.createdAt]),
-  );
-}
+export const registryAuthShape: Shape<RegistryAuth> = {
+  columns: [{ header: 'ID' }, { header: 'NAME', flex: true }, { header: 'CREATED' }],
+  row: (a) => [a.id, a.name, ago(a.createdAt)],
+  id: (a) => a.id,
+};
 
 export function registryAuthDetails(a: RegistryAuth): string {
   return details([
     ['ID', a.id],
     ['Name', a.name],
-    ['Created', a.createdAt],
+    ['Created', when(a.createdAt)],
   ]);
 }
 

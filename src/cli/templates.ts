@@ -1,362 +1,453 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
+import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { type Template, type TemplateCreate, type TemplateListQuery, type TemplateUpdate, toArray } from '../client/index.ts';
-import { defineCommand, integerFlag, type Parsed, parseCommand, UsageError, usageOf } from './args.ts';
+import { collect, confirm, etagFlag, integerFlag, type OutputFlags, printData, printList, UsageError, withOutput } from './command.ts';
 import { client } from './config.ts';
-import { note, out, printJson, revisionTable, templateDetails, templateTable } from './output.ts';
+import { diffOf, diffText, note, out, revisionShape, templateDetails, templateShape } from './output.ts';
 
-// podplate templates list|get|create|update|delete|revisions|rollback
+// podplate templates list|get|create|copy|update|delete|revisions|rollback
 
 const CATEGORIES = ['NVIDIA', 'AMD', 'CPU'];
+/** The fields a user chooses: what a diff shows and a copy takes. */
+const CONTENT = [
+  'name',
+  'imageName',
+  'category',
+  'isServerless',
+  'isPublic',
+  'containerDiskInGb',
+  'volumeInGb',
+  'volumeMountPath',
+  'containerRegistryAuthId',
+  'dockerEntrypoint',
+  'dockerStartCmd',
+  'env',
+  'ports',
+  'readme',
+] as const satisfies (keyof Template)[];
+/** What GET shows but the server sets: a create refuses them, so `create -f` drops them from a file GET made. */
+const SERVER_SET = ['id', 'isPlatform', 'earned', 'runtimeInMin', 'revision', 'createdAt', 'updatedAt', 'ownerName'];
+const EVERYTHING = { includePublicTemplates: true, includePlatformTemplates: true, includeEndpointBoundTemplates: true };
 
-const listSpec = defineCommand({
-  name: 'templates list',
-  summary: 'List the templates you can see, newest first: your own, and with flags public, official and bound ones.',
-  options: {
-    public: { type: 'boolean' },
-    platform: { type: 'boolean' },
-    bound: { type: 'boolean' },
-    category: { type: 'string' },
-    serverless: { type: 'boolean' },
-    pods: { type: 'boolean' },
-    search: { type: 'string', short: 'q' },
-    limit: { type: 'string' },
-    all: { type: 'boolean' },
-  },
-  help: {
-    '--public': "include other accounts' public templates",
-    '--platform': 'include official platform templates',
-    '--bound': 'include templates bound to Serverless endpoints',
-    '--category <NVIDIA|AMD|CPU>': 'only this category',
-    '--serverless | --pods': 'only Serverless templates, or only Pod templates',
-    '-q, --search <text>': 'only templates whose name or image contains the text (ignoring case)',
-    '--limit <n>': 'templates per page (default 100, at most 1000)',
-    '--all': 'follow the Link header through every page (default: the first page only)',
-    '--json': "print the API's JSON: an array of every template fetched",
-  },
-  examples: ['podplate templates list', 'podplate templates list --public --platform --category NVIDIA --search pytorch --all --json'],
-});
+const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  ${l}`).join('\n')}\n`;
 
-async function list(argv: string[]): Promise<number> {
-  const parsed = parseCommand(listSpec, argv);
-  if (!parsed) return 0;
-  const { values } = parsed;
-  const usage = usageOf(listSpec);
-  const category = values.category?.toUpperCase();
+interface ListFlags extends OutputFlags {
+  public?: boolean;
+  platform?: boolean;
+  bound?: boolean;
+  category?: string;
+  serverless?: boolean;
+  pods?: boolean;
+  search?: string;
+  limit?: string;
+  all?: boolean;
+}
+
+async function list(flags: ListFlags): Promise<void> {
+  const category = flags.category?.toUpperCase();
   if (category !== undefined && !CATEGORIES.includes(category))
-    throw new UsageError(`--category is one of ${CATEGORIES.join(', ')}, not ${JSON.stringify(values.category)}`, usage);
-  if (values.serverless && values.pods) throw new UsageError('--serverless and --pods exclude each other', usage);
+    throw new UsageError(`--category is one of ${CATEGORIES.join(', ')}, not ${JSON.stringify(flags.category)}`);
+  if (flags.serverless && flags.pods) throw new UsageError('--serverless and --pods exclude each other');
   const query: TemplateListQuery = {
-    ...(values.public ? { includePublicTemplates: true } : {}),
-    ...(values.platform ? { includePlatformTemplates: true } : {}),
-    ...(values.bound ? { includeEndpointBoundTemplates: true } : {}),
+    ...(flags.public ? { includePublicTemplates: true } : {}),
+    ...(flags.platform ? { includePlatformTemplates: true } : {}),
+    ...(flags.bound ? { includeEndpointBoundTemplates: true } : {}),
     ...(category ? { category: category as TemplateListQuery['category'] } : {}),
-    ...(values.serverless ? { isServerless: true } : values.pods ? { isServerless: false } : {}),
-    ...(values.search !== undefined ? { q: values.search } : {}),
-    ...(values.limit !== undefined ? { limit: integerFlag('limit', values.limit, usage) } : {}),
+    ...(flags.serverless ? { isServerless: true } : flags.pods ? { isServerless: false } : {}),
+    ...(flags.search !== undefined ? { q: flags.search } : {}),
+    ...(flags.limit !== undefined ? { limit: integerFlag('limit', flags.limit) } : {}),
   };
   const podplate = client();
   let templates: Template[];
   let more = false;
-  if (values.all) templates = await toArray(podplate.listTemplates(query));
+  if (flags.all) templates = await toArray(podplate.listTemplates(query));
   else {
     const page = await podplate.listTemplatesPage(query);
     templates = page.items;
     more = page.next !== undefined;
   }
-  if (values.json) printJson(templates);
-  else if (templates.length === 0) note('No templates.');
-  else out(templateTable(templates));
-  if (more && !values.json) note('More templates follow: add --all to list every page.');
-  return 0;
+  printList(templates, templateShape(templates), flags, 'No templates.');
+  if (more && !flags.quiet && !printsData(flags)) note('More templates follow: add --all to list every page.');
+  if (flags.search !== undefined && !flags.bound && !flags.quiet && !printsData(flags))
+    note('Templates bound to an endpoint are not searched: add --bound to include them.');
 }
 
-const getSpec = defineCommand({
-  name: 'templates get',
-  args: ['<template-id>'],
-  summary: 'Show a template: yours, or any public, official or bound one you can see.',
-  options: {},
-  help: { '--json': "print the API's JSON" },
-  examples: ['podplate templates get 5x2k9d0v7m3qh8wz', 'podplate templates get 5x2k9d0v7m3qh8wz --json | jq -r .imageName'],
-});
+const printsData = (flags: OutputFlags) => flags.json || flags.output === 'json' || flags.output === 'yaml';
 
-async function get(argv: string[]): Promise<number> {
-  const parsed = parseCommand(getSpec, argv);
-  if (!parsed) return 0;
-  const everything = { includePublicTemplates: true, includePlatformTemplates: true, includeEndpointBoundTemplates: true };
-  const { value, etag } = await client().getTemplate(parsed.positionals[0] as string, everything);
-  if (parsed.values.json) printJson(value);
-  else out(templateDetails(value, etag));
-  return 0;
+async function get(id: string, flags: OutputFlags): Promise<void> {
+  const { value, etag } = await client().getTemplate(id, EVERYTHING);
+  if (!printData(value, flags)) out(templateDetails(value, etag));
+}
+
+interface FieldFlags extends OutputFlags {
+  file?: string;
+  name?: string;
+  image?: string;
+  containerDisk?: string;
+  volume?: string;
+  volumeMountPath?: string;
+  registryAuth?: string;
+  env?: string[];
+  port?: string[];
+  entrypoint?: string[];
+  cmd?: string[];
+  readme?: string;
+  readmeFile?: string;
+  public?: boolean;
+  private?: boolean;
 }
 
 /** The flags that set a template's fields; create has them all, update all but the immutable ones. */
-const fieldOptions = {
-  file: { type: 'string', short: 'f' },
-  name: { type: 'string' },
-  image: { type: 'string' },
-  'container-disk': { type: 'string' },
-  volume: { type: 'string' },
-  'volume-mount-path': { type: 'string' },
-  'registry-auth': { type: 'string' },
-  env: { type: 'string', multiple: true, short: 'e' },
-  port: { type: 'string', multiple: true, short: 'p' },
-  entrypoint: { type: 'string', multiple: true },
-  cmd: { type: 'string', multiple: true },
-  readme: { type: 'string' },
-  'readme-file': { type: 'string' },
-  public: { type: 'boolean' },
-  private: { type: 'boolean' },
-} as const;
+function fieldOptions(command: Command, update: boolean): Command {
+  const merge = update ? ' (added to the current ones; see --replace-env)' : '; repeat for more';
+  return command
+    .option('-f, --file <path>', 'the fields from a JSON or YAML file (- for stdin); flags override it')
+    .option('--name <name>', 'the name, unique among your templates')
+    .option('--image <ref>', 'the image reference, e.g. runpod/pytorch:2.2.0')
+    .option('--container-disk <GB>', 'container disk size')
+    .option('--volume <GB>', 'volume size (0 for none)')
+    .option('--volume-mount-path <path>', 'where the volume is mounted')
+    .option('--registry-auth <id>', 'one of your registry auths, to pull a private image (podplate registry-auth list); "" for none')
+    .option('-e, --env <KEY=VALUE>', `an environment variable${merge}`, collect)
+    .option(
+      '-p, --port <port/proto>',
+      `an exposed port, <1-65535>/<http|tcp>${update ? ' (added to the current ones; see --replace-ports)' : '; repeat for more'}`,
+      collect,
+    )
+    .option('--entrypoint <word>', 'one word of the entrypoint; repeat for each word (replaces the entrypoint)', collect)
+    .option('--cmd <word>', 'one word of the start command; repeat for each word (replaces the command)', collect)
+    .option('--readme <markdown>', 'the readme')
+    .option('--readme-file <path>', 'the readme, from a file')
+    .option('--public', 'anyone can use the template')
+    .option('--private', 'only you can use the template');
+}
 
-const fieldHelp = {
-  '-f, --file <path>': 'the fields from a JSON or YAML file (- for stdin); flags override it',
-  '--name <name>': 'the name, unique among your templates',
-  '--image <ref>': 'the image reference, e.g. runpod/pytorch:2.2.0',
-  '--container-disk <GB>': 'container disk size',
-  '--volume <GB>': 'volume size (0 for none)',
-  '--volume-mount-path <path>': 'where the volume is mounted',
-  '--registry-auth <id>': 'one of your registry auths, to pull a private image (podplate registry-auth list); "" for none',
-  '-e, --env KEY=VALUE': 'an environment variable; repeat for more',
-  '-p, --port <port>/<http|tcp>': 'an exposed port; repeat for more',
-  '--entrypoint <word>': 'one word of the entrypoint; repeat for each word',
-  '--cmd <word>': 'one word of the start command; repeat for each word',
-  '--readme <markdown> | --readme-file <path>': 'the readme',
-  '--public | --private': 'who can use the template',
-};
-
-type FieldValues = Parsed<typeof fieldOptions>['values'];
-
-function readTemplateFile(path: string, usage: string): Record<string, unknown> {
+function readTemplateFile(path: string): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`, usage);
+    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`);
   }
   let value: unknown;
   try {
     value = extname(path).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new UsageError(
-      `${path} is not valid ${extname(path).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`,
-      usage,
-    );
+    throw new UsageError(`${path} is not valid ${extname(path).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new UsageError(`${path} must hold one template: an object of its fields`, usage);
+    throw new UsageError(`${path} must hold one template: an object of its fields`);
   return value as Record<string, unknown>;
 }
 
-function envOf(pairs: string[], usage: string): Record<string, string> {
+function envOf(pairs: string[]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const pair of pairs) {
     const at = pair.indexOf('=');
-    if (at <= 0) throw new UsageError(`--env takes KEY=VALUE, not ${JSON.stringify(pair)}`, usage);
+    if (at <= 0) throw new UsageError(`--env takes KEY=VALUE, not ${JSON.stringify(pair)}`);
     env[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return env;
 }
 
-function portsOf(ports: string[], usage: string): string[] {
+function portsOf(ports: string[]): string[] {
   for (const port of ports)
     if (!/^[0-9]+\/[A-Za-z]+$/.test(port))
-      throw new UsageError(`--port takes <port>/<http|tcp>, e.g. 8888/http, not ${JSON.stringify(port)}`, usage);
+      throw new UsageError(`--port takes <port>/<http|tcp>, e.g. 8888/http, not ${JSON.stringify(port)}`);
   return ports;
 }
 
 /** The fields given by -f and the flags (flags win); absent flags leave fields absent. */
-function fieldsFrom(values: FieldValues, usage: string): Record<string, unknown> {
-  if (values.public && values.private) throw new UsageError('--public and --private exclude each other', usage);
-  if (values.readme !== undefined && values['readme-file'] !== undefined)
-    throw new UsageError('give --readme or --readme-file, not both', usage);
-  const readmeFile = values['readme-file'];
-  let readme = values.readme;
-  if (readmeFile !== undefined) {
+function fieldsFrom(flags: FieldFlags): Record<string, unknown> {
+  if (flags.public && flags.private) throw new UsageError('--public and --private exclude each other');
+  if (flags.readme !== undefined && flags.readmeFile !== undefined) throw new UsageError('give --readme or --readme-file, not both');
+  let readme = flags.readme;
+  if (flags.readmeFile !== undefined) {
     try {
-      readme = readFileSync(readmeFile, 'utf8');
+      readme = readFileSync(flags.readmeFile, 'utf8');
     } catch (error) {
-      throw new UsageError(`cannot read ${readmeFile}: ${(error as Error).message}`, usage);
+      throw new UsageError(`cannot read ${flags.readmeFile}: ${(error as Error).message}`);
     }
   }
   const given: Record<string, unknown> = {
-    name: values.name,
-    imageName: values.image,
-    containerDiskInGb: integerFlag('container-disk', values['container-disk'], usage),
-    volumeInGb: integerFlag('volume', values.volume, usage),
-    volumeMountPath: values['volume-mount-path'],
-    containerRegistryAuthId: values['registry-auth'],
-    env: values.env && envOf(values.env, usage),
-    ports: values.port && portsOf(values.port, usage),
-    dockerEntrypoint: values.entrypoint,
-    dockerStartCmd: values.cmd,
+    name: flags.name,
+    imageName: flags.image,
+    containerDiskInGb: integerFlag('container-disk', flags.containerDisk),
+    volumeInGb: integerFlag('volume', flags.volume),
+    volumeMountPath: flags.volumeMountPath,
+    containerRegistryAuthId: flags.registryAuth,
+    env: flags.env && envOf(flags.env),
+    ports: flags.port && portsOf(flags.port),
+    dockerEntrypoint: flags.entrypoint,
+    dockerStartCmd: flags.cmd,
     readme,
-    isPublic: values.public ? true : values.private ? false : undefined,
+    isPublic: flags.public ? true : flags.private ? false : undefined,
   };
-  const file = values.file !== undefined ? readTemplateFile(values.file, usage) : {};
+  const file = flags.file !== undefined ? readTemplateFile(flags.file) : {};
   return { ...file, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) };
 }
 
-const createSpec = defineCommand({
-  name: 'templates create',
-  summary: 'Create a template. --name and --image are required (by flag or file); every other field has a default.',
-  options: { ...fieldOptions, category: { type: 'string' }, serverless: { type: 'boolean' }, 'idempotency-key': { type: 'string' } },
-  help: {
-    ...fieldHelp,
-    '--category <NVIDIA|AMD|CPU>': 'compute category (default NVIDIA; fixed once created)',
-    '--serverless': 'a Serverless template (fixed once created)',
-    '--idempotency-key <key>': 'retry safely: a repeat with the same key creates nothing new',
-    '--json': "print the API's JSON",
-  },
-  examples: [
-    'podplate templates create --name notebook --image runpod/pytorch:2.2.0 --port 8888/http --port 22/tcp -e JUPYTER_PASSWORD=secret',
-    'podplate templates create -f template.yaml --name "notebook (copy)"',
-  ],
-});
+interface CreateFlags extends FieldFlags {
+  category?: string;
+  serverless?: boolean;
+  idempotencyKey?: string;
+}
 
-async function create(argv: string[]): Promise<number> {
-  const parsed = parseCommand(createSpec, argv);
-  if (!parsed) return 0;
-  const { values } = parsed;
-  const usage = usageOf(createSpec);
-  const body = fieldsFrom(values, usage);
-  if (values.category !== undefined) body.category = values.category.toUpperCase();
-  if (values.serverless) body.isServerless = true;
+async function create(flags: CreateFlags): Promise<void> {
+  const body = fieldsFrom(flags);
+  const dropped = SERVER_SET.filter((field) => field in body);
+  for (const field of dropped) delete body[field];
+  if (dropped.length > 0) note(`Left out what the server sets: ${dropped.join(', ')}.`);
+  if (flags.category !== undefined) body.category = flags.category.toUpperCase();
+  if (flags.serverless) body.isServerless = true;
   if (body.name === undefined || body.imageName === undefined)
-    throw new UsageError(`a template needs ${body.name === undefined ? '--name' : '--image'} (or the field in -f)`, usage);
-  const { value, etag } = await client().createTemplate(body as TemplateCreate, { idempotencyKey: values['idempotency-key'] });
-  if (values.json) printJson(value);
-  else out(`Created template ${value.id}.\n\n${templateDetails(value, etag)}`);
-  return 0;
+    throw new UsageError(`a template needs ${body.name === undefined ? '--name' : '--image'} (or the field in -f)`);
+  const { value, etag } = await client().createTemplate(body as TemplateCreate, { idempotencyKey: flags.idempotencyKey });
+  if (!printData(value, flags)) out(`Created template ${value.id}.\n\n${templateDetails(value, etag)}`);
 }
 
-const updateSpec = defineCommand({
-  name: 'templates update',
-  args: ['<template-id>'],
-  summary:
-    'Change a template: only the fields given change. --env, --port, --entrypoint and --cmd replace the whole map or list; ' +
-    'a change makes a new revision and starts a release on the bound endpoint.',
-  options: {
-    ...fieldOptions,
-    'no-env': { type: 'boolean' },
-    'no-ports': { type: 'boolean' },
-    'no-entrypoint': { type: 'boolean' },
-    'no-cmd': { type: 'boolean' },
-    'if-match': { type: 'string' },
-  },
-  help: {
-    ...fieldHelp,
-    '--no-env | --no-ports': 'clear the environment, or the ports',
-    '--no-entrypoint | --no-cmd': "back to the image's own entrypoint, or start command",
-    '--if-match <etag>': 'only if the template is still at this ETag (e.g. "r3"); 412 otherwise',
-    '--json': "print the API's JSON",
-  },
-  examples: [
-    'podplate templates update 5x2k9d0v7m3qh8wz --image runpod/pytorch:2.2.0',
-    `podplate templates update 5x2k9d0v7m3qh8wz -f changes.yaml --if-match '"r3"'`,
-  ],
-});
-
-function printWrite(verb: string, value: Template, etag: string, json: boolean | undefined): void {
-  if (json) printJson(value);
-  else out(`${verb} template ${value.id}: revision ${value.revision}, ETag ${etag}.\n\n${templateDetails(value, etag)}`);
+async function copy(id: string, flags: OutputFlags & { name?: string; public?: boolean; private?: boolean }): Promise<void> {
+  if (flags.public && flags.private) throw new UsageError('--public and --private exclude each other');
+  const podplate = client();
+  const { value: source } = await podplate.getTemplate(id, EVERYTHING);
+  const body = Object.fromEntries(CONTENT.map((field) => [field, source[field]])) as TemplateCreate;
+  body.name = flags.name ?? `${source.name} (copy)`;
+  body.isPublic = flags.public ? true : flags.private ? false : source.isPublic && !source.isPlatform;
+  const { value, etag } = await podplate.createTemplate(body);
+  if (!printData(value, flags)) out(`Copied template ${source.id} to ${value.id}.\n\n${templateDetails(value, etag)}`);
 }
 
-async function update(argv: string[]): Promise<number> {
-  const parsed = parseCommand(updateSpec, argv);
-  if (!parsed) return 0;
-  const { values, positionals } = parsed;
-  const usage = usageOf(updateSpec);
-  const body = fieldsFrom(values, usage);
-  const clears = [
-    ['no-env', 'env', 'env', {}],
-    ['no-ports', 'port', 'ports', []],
-    ['no-entrypoint', 'entrypoint', 'dockerEntrypoint', []],
-    ['no-cmd', 'cmd', 'dockerStartCmd', []],
-  ] as const;
-  for (const [flag, setter, field, empty] of clears) {
-    if (!values[flag]) continue;
-    if (values[setter] !== undefined) throw new UsageError(`--${flag} and --${setter} exclude each other`, usage);
-    body[field] = empty;
+interface UpdateFlags extends FieldFlags {
+  unsetEnv?: string[];
+  unsetPort?: string[];
+  replaceEnv?: boolean;
+  replacePorts?: boolean;
+  env?: string[];
+  ifMatch?: string;
+}
+
+/** Prints what a write changed, or that it changed nothing. */
+function printChange(verb: string, before: Template, after: Template, etag: string, flags: OutputFlags): void {
+  if (printData(after, flags)) return;
+  const changes = diffOf(before, after, [...CONTENT]);
+  if (after.revision === before.revision || changes.length === 0) {
+    out(`No changes: template ${after.id} stays at revision ${after.revision}.`);
+    return;
   }
-  if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give at least one field flag or -f', usage);
-  const { value, etag } = await client().updateTemplate(positionals[0] as string, body as TemplateUpdate, { ifMatch: values['if-match'] });
-  printWrite('Updated', value, etag, values.json);
-  return 0;
+  out(`${verb} template ${after.id}: revision ${before.revision} → ${after.revision}, ETag ${etag}.\n${diffText(changes)}`);
 }
 
-const deleteSpec = defineCommand({
-  name: 'templates delete',
-  args: ['<template-id>'],
-  summary: 'Delete a template with its revisions. A template bound to an endpoint cannot be deleted.',
-  options: { 'if-match': { type: 'string' } },
-  help: {
-    '--if-match <etag>': 'only if the template is still at this ETag; 412 otherwise',
-    '--json': 'print nothing (the API answers 204)',
-  },
-  examples: ['podplate templates delete 5x2k9d0v7m3qh8wz'],
-});
-
-async function remove(argv: string[]): Promise<number> {
-  const parsed = parseCommand(deleteSpec, argv);
-  if (!parsed) return 0;
-  const id = parsed.positionals[0] as string;
-  await client().deleteTemplate(id, { ifMatch: parsed.values['if-match'] });
-  if (!parsed.values.json) note(`Deleted template ${id}.`);
-  return 0;
+async function update(id: string, options: UpdateFlags): Promise<void> {
+  // commander gives --no-env, --no-cmd … as the flag set to false.
+  const raw = options as unknown as Record<string, unknown>;
+  const flags: UpdateFlags = { ...options };
+  const clears: Record<string, unknown> = {};
+  if (raw.env === false) [flags.env, flags.replaceEnv] = [undefined, true];
+  if (raw.ports === false) flags.replacePorts = true;
+  if (raw.entrypoint === false) [flags.entrypoint, clears.dockerEntrypoint] = [undefined, []];
+  if (raw.cmd === false) [flags.cmd, clears.dockerStartCmd] = [undefined, []];
+  const body = { ...fieldsFrom(flags), ...clears };
+  const podplate = client();
+  // Reads first: the diff is against what was there, and --env/--port add to (not replace) the current values.
+  const { value: before, etag: beforeTag } = await podplate.getTemplate(id, { includeEndpointBoundTemplates: true });
+  let merged = false;
+  if (flags.env || flags.unsetEnv) {
+    const base: Record<string, string> = flags.replaceEnv ? {} : { ...before.env };
+    for (const name of flags.unsetEnv ?? []) {
+      if (!(name in base) && !flags.replaceEnv) note(`--unset-env ${name}: the template has no such variable.`);
+      delete base[name];
+    }
+    body.env = { ...base, ...((body.env as Record<string, string> | undefined) ?? {}) };
+    merged = !flags.replaceEnv || (flags.unsetEnv?.length ?? 0) > 0;
+  } else if (flags.replaceEnv) body.env = {};
+  if (flags.port || flags.unsetPort) {
+    const unset = new Set(flags.unsetPort ?? []);
+    const base = flags.replacePorts ? [] : before.ports.filter((p) => !unset.has(p));
+    for (const port of unset) if (!before.ports.includes(port)) note(`--unset-port ${port}: the template has no such port.`);
+    body.ports = [...new Set([...base, ...((body.ports as string[] | undefined) ?? [])])];
+    merged = merged || !flags.replacePorts;
+  } else if (flags.replacePorts) body.ports = [];
+  if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give at least one field flag or -f');
+  // A merge is a read-modify-write: it applies only to the revision read, unless --if-match names another.
+  const ifMatch = etagFlag(flags.ifMatch) ?? (merged ? beforeTag : undefined);
+  const { value, etag } = await podplate.updateTemplate(id, body as TemplateUpdate, { ifMatch });
+  printChange('Updated', before, value, etag, flags);
 }
 
-const revisionsSpec = defineCommand({
-  name: 'templates revisions',
-  args: ['<template-id>'],
-  summary: 'List every revision of one of your templates, newest first, with what each changed.',
-  options: {},
-  help: { '--json': "print the API's JSON: every revision with its full snapshot and diff" },
-  examples: ['podplate templates revisions 5x2k9d0v7m3qh8wz'],
-});
-
-async function revisions(argv: string[]): Promise<number> {
-  const parsed = parseCommand(revisionsSpec, argv);
-  if (!parsed) return 0;
-  const all = await toArray(client().listRevisions(parsed.positionals[0] as string));
-  if (parsed.values.json) printJson(all);
-  else out(revisionTable(all));
-  return 0;
+async function remove(id: string, flags: { yes?: boolean; ifMatch?: string; json?: boolean }): Promise<void> {
+  if (!(await confirm(flags.yes, `template ${id}`))) {
+    note('Not deleted.');
+    return;
+  }
+  await client().deleteTemplate(id, { ifMatch: etagFlag(flags.ifMatch) });
+  note(`Deleted template ${id}.`);
 }
 
-const rollbackSpec = defineCommand({
-  name: 'templates rollback',
-  args: ['<template-id>', '<revision>'],
-  summary: "Make a new revision with an earlier revision's content, and release it like any change.",
-  options: { 'if-match': { type: 'string' }, 'idempotency-key': { type: 'string' } },
-  help: {
-    '--if-match <etag>': 'only if the template is still at this ETag; 412 otherwise',
-    '--idempotency-key <key>': 'retry safely: a repeat with the same key rolls back once',
-    '--json': "print the API's JSON",
-  },
-  examples: ['podplate templates rollback 5x2k9d0v7m3qh8wz 3'],
-});
+async function revisions(id: string, flags: OutputFlags): Promise<void> {
+  const all = await toArray(client().listRevisions(id));
+  printList(all, revisionShape, flags, 'No revisions.');
+}
 
-async function rollback(argv: string[]): Promise<number> {
-  const parsed = parseCommand(rollbackSpec, argv);
-  if (!parsed) return 0;
-  const [id, revision] = parsed.positionals as [string, string];
-  const n = integerFlag('revision', revision, usageOf(rollbackSpec)) as number;
-  const { value, etag } = await client().rollbackTemplate(id, n, {
-    ifMatch: parsed.values['if-match'],
-    idempotencyKey: parsed.values['idempotency-key'],
+async function rollback(id: string, revision: string, flags: OutputFlags & { ifMatch?: string; idempotencyKey?: string }) {
+  const n = integerFlag('revision', revision) as number;
+  const podplate = client();
+  const { value: before } = await podplate.getTemplate(id, { includeEndpointBoundTemplates: true });
+  const { value, etag } = await podplate.rollbackTemplate(id, n, {
+    ifMatch: etagFlag(flags.ifMatch),
+    idempotencyKey: flags.idempotencyKey,
   });
-  printWrite(`Rolled back to revision ${n}:`, value, etag, parsed.values.json);
-  return 0;
+  printChange(`Rolled back to revision ${n}:`, before, value, etag, flags);
 }
 
-export const templateCommands = {
-  list: { spec: listSpec, run: list },
-  get: { spec: getSpec, run: get },
-  create: { spec: createSpec, run: create },
-  update: { spec: updateSpec, run: update },
-  delete: { spec: deleteSpec, run: remove },
-  revisions: { spec: revisionsSpec, run: revisions },
-  rollback: { spec: rollbackSpec, run: rollback },
-};
+export function templateCommands(program: Command): void {
+  const group = program
+    .command('templates')
+    .alias('template')
+    .description('Templates: list, get, create, copy, update, delete, revisions, rollback');
+
+  withOutput(
+    group
+      .command('list')
+      .alias('ls')
+      .description('List the templates you can see, newest first: your own, and with flags public, official and bound ones.')
+      .option('--public', "include other accounts' public templates")
+      .option('--platform', 'include official platform templates')
+      .option('--bound', 'include templates bound to Serverless endpoints')
+      .option('--category <NVIDIA|AMD|CPU>', 'only this category')
+      .option('--serverless', 'only Serverless templates')
+      .option('--pods', 'only Pod templates')
+      .option('-s, --search <text>', 'only templates whose name or image contains the text (ignoring case)')
+      .option('--limit <n>', 'templates per page (default 100, at most 1000)')
+      .option('--all', 'follow the Link header through every page (default: the first page only)'),
+    true,
+  )
+    .addHelpText(
+      'after',
+      examples(
+        'podplate templates ls',
+        'podplate templates list --public --platform --category NVIDIA -s pytorch --all -o wide',
+        'podplate templates ls -q | xargs -n1 podplate templates get',
+      ),
+    )
+    .action(list);
+
+  withOutput(
+    group
+      .command('get')
+      .alias('show')
+      .description('Show a template: yours, or any public, official or bound one you can see.')
+      .argument('<template-id>'),
+  )
+    .addHelpText(
+      'after',
+      examples('podplate templates get 5x2k9d0v7m3qh8wz', 'podplate templates get 5x2k9d0v7m3qh8wz -o json | jq -r .imageName'),
+    )
+    .action(get);
+
+  withOutput(
+    fieldOptions(
+      group
+        .command('create')
+        .description('Create a template. --name and --image are required (by flag or file); every other field has a default.'),
+      false,
+    )
+      .option('--category <NVIDIA|AMD|CPU>', 'compute category (default NVIDIA; fixed once created)')
+      .option('--serverless', 'a Serverless template (fixed once created)')
+      .option('--idempotency-key <key>', 'retry safely: a repeat with the same key creates nothing new'),
+  )
+    .addHelpText(
+      'after',
+      '\nA file that GET produced (templates get -o json/yaml) may be given to -f: the fields the server sets (id, revision,\n' +
+        'createdAt …) are left out, and stderr says which.\n' +
+        examples(
+          'podplate templates create --name notebook --image runpod/pytorch:2.2.0 --port 8888/http --port 22/tcp -e JUPYTER_PASSWORD=secret',
+          'podplate templates get 5x2k9d0v7m3qh8wz -o yaml | podplate templates create -f - --name "notebook (copy)"',
+        ),
+    )
+    .action(create);
+
+  withOutput(
+    group
+      .command('copy')
+      .alias('duplicate')
+      .description('Make a template of your own from any template you can see (its registry auth only if it is yours).')
+      .argument('<template-id>')
+      .option('--name <name>', 'the copy\'s name (default: "<name> (copy)")')
+      .option('--public', 'make the copy public')
+      .option('--private', 'make the copy private (the default for a copy of an official template)'),
+  )
+    .addHelpText('after', examples('podplate templates copy 5x2k9d0v7m3qh8wz --name "my notebook"'))
+    .action(copy);
+
+  withOutput(
+    fieldOptions(
+      group
+        .command('update')
+        .alias('edit')
+        .description(
+          'Change a template: only the fields given change, and the change is printed ("No changes" when nothing changed). ' +
+            'A change makes a new revision and starts a rolling release on the bound endpoint.',
+        )
+        .argument('<template-id>'),
+      true,
+    )
+      .option('--unset-env <KEY>', 'remove an environment variable; repeat for more', collect)
+      .option('--unset-port <port/proto>', 'remove an exposed port; repeat for more', collect)
+      .option('--replace-env', 'the --env values replace the whole environment (alone: clear it)')
+      .option('--replace-ports', 'the --port values replace every port (alone: clear them)')
+      .option('--no-env', 'clear the environment (as --replace-env alone)')
+      .option('--no-ports', 'clear the ports (as --replace-ports alone)')
+      .option('--no-entrypoint', "back to the image's own entrypoint")
+      .option('--no-cmd', "back to the image's own start command")
+      .option('--if-match <etag>', 'only if the template is still at this ETag (r3 or "r3"); 412 otherwise'),
+  )
+    .addHelpText(
+      'after',
+      '\n--env and --port add to the current values (read first; the write then applies only to the revision read).\n' +
+        examples(
+          'podplate templates update 5x2k9d0v7m3qh8wz --image runpod/pytorch:2.2.0',
+          'podplate templates update 5x2k9d0v7m3qh8wz -e HF_TOKEN=… --unset-env OLD --port 8080/http',
+          'podplate templates update 5x2k9d0v7m3qh8wz -f changes.yaml --if-match r3',
+        ),
+    )
+    .action(update);
+
+  group
+    .command('delete')
+    .aliases(['rm', 'remove'])
+    .description('Delete a template with its revisions. A template bound to an endpoint cannot be deleted.')
+    .argument('<template-id>')
+    .option('-y, --yes', 'delete without asking (required when stdin is not a terminal)')
+    .option('--if-match <etag>', 'only if the template is still at this ETag; 412 otherwise')
+    .option('--json', 'accepted for scripts; prints nothing on stdout (the API answers 204)')
+    .addHelpText('after', examples('podplate templates delete 5x2k9d0v7m3qh8wz', 'podplate templates rm 5x2k9d0v7m3qh8wz --yes'))
+    .action(remove);
+
+  withOutput(
+    group
+      .command('revisions')
+      .alias('history')
+      .description('List every revision of one of your templates, newest first, with its author and changes.')
+      .argument('<template-id>'),
+    true,
+  )
+    .addHelpText(
+      'after',
+      examples('podplate templates revisions 5x2k9d0v7m3qh8wz', 'podplate templates revisions 5x2k9d0v7m3qh8wz -o json'),
+    )
+    .action(revisions);
+
+  withOutput(
+    group
+      .command('rollback')
+      .description("Make a new revision with an earlier revision's content, and release it like any change; prints the change.")
+      .argument('<template-id>')
+      .argument('<revision>')
+      .option('--if-match <etag>', 'only if the template is still at this ETag; 412 otherwise')
+      .option('--idempotency-key <key>', 'retry safely: a repeat with the same key rolls back once'),
+  )
+    .addHelpText('after', examples('podplate templates rollback 5x2k9d0v7m3qh8wz 3'))
+    .action(rollback);
+}

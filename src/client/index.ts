@@ -13,6 +13,8 @@ export type TemplateUpdate = Schemas['TemplateUpdateInput'];
 export type Revision = Schemas['Revision'];
 export type Endpoint = Schemas['Endpoint'];
 export type EndpointCreate = Schemas['EndpointCreateInput'];
+export type EndpointUpdate = Schemas['EndpointUpdateInput'];
+export type Me = Schemas['Me'];
 export type Release = Schemas['Release'];
 export type ReleaseProgress = Schemas['ReleaseProgress'];
 export type RegistryAuth = Schemas['ContainerRegistryAuth'];
@@ -57,6 +59,9 @@ export class PodplateConnectionError extends Error {
 }
 
 /** `http://…` or `https://…` with a host. */
+/** The service's URL as given, with or without the API's `/v1` and trailing slashes. */
+export const serviceUrl = (url: string): string => url.replace(/\/+$/, '').replace(/\/v1$/, '').replace(/\/+$/, '');
+
 export function isHttpUrl(url: string): boolean {
   try {
     const parsed = new URL(url);
@@ -150,7 +155,7 @@ export type PodplateClient = ReturnType<typeof createPodplateClient>;
 
 /** A client for one service and key. `api` is the raw typed openapi-fetch client for anything not wrapped here. */
 export function createPodplateClient(options: ClientOptions) {
-  const base = options.url.replace(/\/+$/, '');
+  const base = serviceUrl(options.url);
   if (!isHttpUrl(base)) throw new TypeError(`the service URL must be an http(s) URL, not ${JSON.stringify(options.url)}`);
   const fetchImpl = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const api: Client<paths> = createClient<paths>({
@@ -198,6 +203,9 @@ export function createPodplateClient(options: ClientOptions) {
     getEndpoint: async (endpointId: string) =>
       unwrap(await api.GET('/v1/endpoints/{endpointId}', { params: id('endpointId', endpointId) })),
     createEndpoint: async (body: EndpointCreate) => unwrap(await api.POST('/v1/endpoints', { body })),
+    updateEndpoint: async (endpointId: string, body: EndpointUpdate) =>
+      unwrap(await api.PATCH('/v1/endpoints/{endpointId}', { body, params: id('endpointId', endpointId) })),
+    me: async () => unwrap(await api.GET('/v1/me')),
     deleteEndpoint: async (endpointId: string) => {
       unwrap(await api.DELETE('/v1/endpoints/{endpointId}', { params: id('endpointId', endpointId) }));
     },

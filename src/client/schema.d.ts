@@ -572,6 +572,8 @@ export interface components {
         };
         /** Revision */
         Revision: {
+            /** @description The name of the account whose key made it. */
+            author: string;
             /**
              * Format: date-time
              * @description When the revision was made.

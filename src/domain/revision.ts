@@ -24,6 +24,8 @@ export interface RevisionRecord {
   snapshot: TemplateContent;
   diff: FieldChange[];
   keyId: string;
+  /** The account name of the key that made it, where a read joined it. */
+  author?: string;
   createdAt: string;
 }
 
@@ -61,6 +63,7 @@ export const Revision = Type.Object(
     revision: Type.Integer({ minimum: 1, description: 'The revision number: 1 at creation, one more for each change.' }),
     createdAt: Type.String({ format: 'date-time', description: 'When the revision was made.' }),
     keyId: Type.String({ description: 'The API key that made it.' }),
+    author: Type.String({ description: 'The name of the account whose key made it.' }),
     diff: Type.Array(Type.Ref(FieldChangeSchema), { description: 'The fields changed from the revision before; empty for revision 1.' }),
     template: Type.Pick(Template, CONTENT_FIELDS, { description: 'The template content at this revision.' }),
   },

@@ -340,12 +340,20 @@ export class TemplateRepository {
       .innerJoin('template_revisions', (join) =>
         join.onRef('template_revisions.revision', '=', 'sized.position').on('template_revisions.template_id', '=', templateId),
       )
+      // The author: the account of the key that made the revision.
+      .leftJoin('api_keys', 'api_keys.id', 'template_revisions.key_id')
+      .leftJoin('accounts', 'accounts.id', 'api_keys.account_id')
       .selectAll('template_revisions')
-      .select('sized.fetched')
+      .select(['sized.fetched', 'accounts.name as author'])
       .where(withinBudget(PAGE_MAX_BYTES))
       .orderBy('template_revisions.revision', 'desc')
       .execute();
-    return sizedPage(rows, limit, (row) => row.revision, toRevision);
+    return sizedPage(
+      rows,
+      limit,
+      (row) => row.revision,
+      (row) => ({ ...toRevision(row), author: row.author ?? '' }),
+    );
   }
 }
 

@@ -93,7 +93,7 @@ forEachDialect('podplate client commands', (dialect) => {
 
     const r = run(['login', '--url', `${server.url}/`, '--api-key', key]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /Logged in to http:\/\/127\.0\.0\.1:\d+; saved in /);
+    assert.match(r.stderr, /Logged in to http:\/\/127\.0\.0\.1:\d+ as alice; saved in /);
     assert.equal(statSync(configFile()).mode & 0o777, 0o600);
     assert.equal(statSync(join(home, 'config', 'podplate')).mode & 0o777, 0o700);
     assert.deepEqual(JSON.parse(await readFile(configFile(), 'utf8')), { url: server.url, apiKey: key });
@@ -159,7 +159,7 @@ forEachDialect('podplate client commands', (dialect) => {
     assert.doesNotMatch(shown, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     assert.match(shown, /\\x1b\]52;c;cm0gLXJmIH4=\\x07\\x1b\[2J\\x9b31m done/);
     assert.equal(json(['templates', 'get', created.id]).readme, hostile);
-    ok(['templates', 'delete', created.id]);
+    ok(['templates', 'delete', created.id, '--yes']);
   });
 
   test('create, get, update, revisions, rollback and delete a template', () => {
@@ -202,7 +202,10 @@ forEachDialect('podplate client commands', (dialect) => {
     assert.match(shown, /^Revision:\s+1 \(ETag "r1"\)$/m);
 
     const updated = ok(['templates', 'update', id, '--image', 'runpod/pytorch:2.2.0', '--if-match', '"r1"']);
-    assert.match(updated.stdout, new RegExp(`^Updated template ${id}: revision 2, ETag "r2"\\.`));
+    assert.match(
+      updated.stdout,
+      new RegExp(`^Updated template ${id}: revision 1 → 2, ETag "r2"\\.\n {2}imageName: "${IMAGE}" → "runpod/pytorch:2\\.2\\.0"\n$`),
+    );
     const after = json(['templates', 'get', id]);
     assert.equal(after.imageName, 'runpod/pytorch:2.2.0');
     assert.deepEqual({ ...after, imageName: IMAGE, revision: 1, updatedAt: created.updatedAt }, created, 'only the image changed');
@@ -219,14 +222,20 @@ forEachDialect('podplate client commands', (dialect) => {
       revisions.map((r: { revision: number }) => r.revision),
       [3, 2, 1],
     );
-    assert.match(ok(['templates', 'revisions', id]).stdout, /^REV\s+CREATED\s+KEY\s+CHANGES\n3\s+.*env: \{"A":"1","B":"x=y"\} → \{\}/);
+    assert.match(
+      ok(['templates', 'revisions', id], { COLUMNS: '200' }).stdout,
+      /^REV\s+CREATED\s+AUTHOR\s+CHANGES\n3\s+just now\s+alice\s+dockerStartCmd: .*; env: \{"A":"1","B":"x=y"\} → \{\}\n/,
+    );
 
     const rolled = json(['templates', 'rollback', id, '1']);
     assert.equal(rolled.revision, 4);
     assert.equal(rolled.imageName, IMAGE);
     assert.deepEqual(rolled.env, { A: '1', B: 'x=y' });
 
-    const deleted = run(['templates', 'delete', id]);
+    const refused = run(['templates', 'delete', id]);
+    assert.equal(refused.code, 2, 'not a terminal: a delete needs --yes');
+    assert.match(refused.stderr, /^podplate: add --yes to delete template /);
+    const deleted = run(['templates', 'rm', id, '--yes']);
     assert.equal(deleted.code, 0, deleted.stderr);
     assert.match(deleted.stderr, new RegExp(`Deleted template ${id}\\.`));
     const gone = run(['templates', 'get', id]);
@@ -295,7 +304,7 @@ forEachDialect('podplate client commands', (dialect) => {
     );
     const first = run(['templates', 'list', '--search', 'paged', '--limit', '2']);
     assert.equal(first.code, 0);
-    assert.match(first.stdout, /^ID\s+NAME\s+IMAGE\s+CATEGORY\s+KIND\s+VISIBILITY\s+REV\s+UPDATED\n/);
+    assert.match(first.stdout, /^ID\s+NAME\s+IMAGE\s+KIND\s+REV\s+UPDATED\n/);
     assert.equal(first.stdout.trimEnd().split('\n').length, 3, 'a header and one page of two');
     assert.match(first.stderr, /More templates follow: add --all/);
     assert.deepEqual(json(['templates', 'list', '--search', 'paged', '--category', 'cpu']), []);
@@ -384,8 +393,8 @@ forEachDialect('podplate client commands', (dialect) => {
     assert.equal(unbound.code, 1);
     assert.match(unbound.stderr, /is not bound to any of your endpoints/);
 
-    assert.equal(run(['templates', 'delete', template.id]).code, 1, 'a bound template cannot be deleted');
-    assert.equal(run(['endpoints', 'delete', endpoint.id]).code, 0);
+    assert.equal(run(['templates', 'delete', template.id, '--yes']).code, 1, 'a bound template cannot be deleted');
+    assert.equal(run(['endpoints', 'delete', endpoint.id, '--yes']).code, 0);
     assert.deepEqual(json(['endpoints', 'list']), []);
   });
 
@@ -404,67 +413,75 @@ forEachDialect('podplate client commands', (dialect) => {
     const t = json(['templates', 'create', '--name', 'private image', '--image', 'ghcr.io/acme/private:1', '--registry-auth', id]);
     assert.equal(t.containerRegistryAuthId, id);
     assert.match(ok(['templates', 'get', t.id]).stdout, new RegExp(`^Registry auth:\\s+${id}$`, 'm'));
-    assert.match(ok(['registry-auth', 'list']).stdout, new RegExp(`^ID\\s+NAME\\s+CREATED\\n${id}\\s+ghcr\\s+\\d{4}-`));
+    assert.match(ok(['registry-auth', 'list']).stdout, new RegExp(`^ID\\s+NAME\\s+CREATED\\n${id}\\s+ghcr\\s+just now\\n$`));
     assert.deepEqual(
       json(['registry-auth', 'list']).map((a: { id: string }) => a.id),
       [id],
     );
 
-    const used = run(['registry-auth', 'delete', id]);
+    const used = run(['registry-auth', 'delete', id, '--yes']);
     assert.equal(used.code, 1);
     assert.match(used.stderr, new RegExp(`^podplate: Conflict \\(409\\): Templates still use this registry auth, such as ${t.id}`));
     const foreign = run(['templates', 'update', t.id, '--registry-auth', 'nosuchauth000000']);
     assert.equal(foreign.code, 1);
     assert.match(foreign.stderr, /^ {2}\/containerRegistryAuthId: is not the id of a registry auth of yours/m);
     assert.equal(json(['templates', 'update', t.id, '--registry-auth', '']).containerRegistryAuthId, '');
-    const deleted = run(['registry-auth', 'delete', id]);
+    const deleted = run(['registry-auth', 'delete', id, '--yes']);
     assert.equal(deleted.code, 0, deleted.stderr);
     assert.match(deleted.stderr, new RegExp(`Deleted registry auth ${id}\\.`));
     assert.match(run(['registry-auth', 'list']).stderr, /No registry auths\./);
-    ok(['templates', 'delete', t.id]);
+    ok(['templates', 'delete', t.id, '--yes']);
   });
 
-  test('usage errors exit 2 with the command usage', () => {
+  test('usage errors exit 2 in one or two lines, with "did you mean" and where the usage is', () => {
     const cases: [string[], RegExp][] = [
-      [['templates'], /Usage: podplate templates <command>/],
-      [['templates', 'frobnicate'], /unknown command templates frobnicate/],
-      [['templates', 'get'], /missing <template-id>/],
-      [['templates', 'get', 'a', 'b'], /unexpected argument "b"/],
-      [['templates', 'list', '--colour'], /Unknown option '--colour'/],
+      [['templates', 'frobnicate'], /unknown command 'frobnicate'/],
+      [['templates', 'lst'], /unknown command 'lst' \(did you mean one of list, ls\?\)/],
+      [['templates', 'get'], /missing required argument 'template-id'/],
+      [['templates', 'get', 'a', 'b'], /too many arguments/],
+      [['templates', 'list', '--colour'], /unknown option '--colour'/],
+      [['templates', 'create', '--nme', 'x'], /unknown option '--nme' \(did you mean --name\?\)/],
+      [['templates', 'list', '-o', 'xml'], /argument 'xml' is invalid/],
       [['templates', 'list', '--category', 'TPU'], /--category is one of NVIDIA, AMD, CPU/],
       [['templates', 'list', '--limit', 'ten'], /--limit must be a whole number/],
       [['templates', 'create', '--image', IMAGE], /a template needs --name/],
       [['templates', 'create', '--name', 'x', '--image', IMAGE, '--env', 'NOVALUE'], /--env takes KEY=VALUE, not "NOVALUE"/],
       [['templates', 'create', '--name', 'x', '--image', IMAGE, '--port', 'http'], /--port takes <port>\/<http\|tcp>/],
       [['templates', 'create', '--name', 'x', '--image', IMAGE, '--container-disk', '1.5'], /--container-disk must be a whole number/],
-      [['templates', 'update', 'abc'], /nothing to change/],
-      [['templates', 'update', 'abc', '--env', 'A=1', '--no-env'], /--no-env and --env exclude each other/],
-      [['templates', 'rollback', 'abc'], /missing <revision>/],
+      [['templates', 'rollback', 'abc'], /missing required argument 'revision'/],
       [['templates', 'rollback', 'abc', 'two'], /--revision must be a whole number/],
       [['endpoints', 'create', '--name', 'x'], /an endpoint needs --template/],
+      [['endpoints', 'update', 'abc'], /nothing to change/],
       [['releases', 'watch'], /give an <endpoint-id> or --template/],
       [['releases', 'watch', 'e', '--timeout', 'soon'], /--timeout takes seconds/],
       [['login', '--url', 'ftp://x', '--api-key', 'k'], /--url must be an http\(s\) URL/],
+      [['completion', 'powershell'], /completion is for bash, zsh, fish/],
       [['registry-auth', 'create', '--name', 'x', '--username', 'u'], /give the password on stdin, with --password-stdin/],
       [['registry-auth', 'create', '--username', 'u', '--password-stdin'], /registry credentials need --name/],
-      [['registry-auth', 'create', '--name', 'x', '--username', 'u', '--password', 'p'], /Unknown option '--password'/],
-      [['registry-auth', 'delete'], /missing <registry-auth-id>/],
+      [['registry-auth', 'create', '--name', 'x', '--username', 'u', '--password', 'p'], /unknown option '--password'/],
+      [['registry-auth', 'delete'], /missing required argument 'registry-auth-id'/],
       [['registry-auth', 'create', '--name', 'x', '--username', 'u', '--password-stdin'], /the password read from stdin is empty/],
+      [['endpoints', 'rm', 'abc'], /add --yes to delete endpoint abc/],
     ];
     for (const [args, message] of cases) {
       const r = run(args);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
-      assert.match(r.stdout + r.stderr, message, args.join(' '));
-      assert.match(r.stdout + r.stderr, /Usage: podplate /, args.join(' '));
+      assert.equal(r.stdout, '', args.join(' '));
+      assert.match(r.stderr, message, args.join(' '));
+      assert.match(r.stderr, /^podplate: [^\n]+\n\(podplate [^\n]*--help shows the usage\)\n$/, `${args.join(' ')}: ${r.stderr}`);
     }
+    const group = run(['templates']);
+    assert.equal(group.code, 2);
+    assert.match(group.stderr, /^Usage: podplate templates/);
   });
 
-  test('--help on every command shows its usage and an example, exit 0', () => {
+  test('--help on every command shows its usage, flags and an example, exit 0', () => {
     const commands = [
       ['login'],
-      ['logout'],
-      ...['list', 'get', 'create', 'update', 'delete', 'revisions', 'rollback'].map((c) => ['templates', c]),
-      ...['list', 'get', 'create', 'delete'].map((c) => ['endpoints', c]),
+      ['whoami'],
+      ['completion'],
+      ...['list', 'get', 'create', 'copy', 'update', 'delete', 'revisions', 'rollback'].map((c) => ['templates', c]),
+      ...['list', 'get', 'create', 'update', 'delete'].map((c) => ['endpoints', c]),
       ...['list', 'watch'].map((c) => ['releases', c]),
       ...['create', 'list', 'delete'].map((c) => ['registry-auth', c]),
     ];
@@ -472,12 +489,34 @@ forEachDialect('podplate client commands', (dialect) => {
       const r = run([...command, '--help']);
       assert.equal(r.code, 0, command.join(' '));
       assert.match(r.stdout, new RegExp(`^Usage: podplate ${command.join(' ')}`), command.join(' '));
-      assert.match(r.stdout, new RegExp(`Examples:\\n {2}podplate ${command.join(' ')}`), command.join(' '));
+      assert.match(r.stdout, /Examples:\n {2}(source <\(podplate|podplate )/, command.join(' '));
+    }
+    for (const [group, sub] of [
+      ['templates', 'ls'],
+      ['templates', 'rm'],
+      ['templates', 'remove'],
+      ['endpoints', 'ls'],
+      ['endpoints', 'rm'],
+    ]) {
+      assert.match(run([group as string, sub as string, '--help']).stdout, new RegExp(`^Usage: podplate ${group} (list|delete)\\|`));
     }
     for (const group of ['templates', 'endpoints', 'releases', 'registry-auth']) assert.equal(run([group, '--help']).code, 0);
     const top = run(['--help']);
-    assert.match(top.stdout, /templates update <id>/);
+    assert.match(top.stdout, /templates\|template/);
+    assert.match(top.stdout, /whoami/);
+    assert.match(top.stdout, /completion <shell>/);
+    assert.match(top.stdout, /keys create --user <name>/);
     assert.match(top.stdout, /Exit codes: 0 success, 1 API, network or release failure, 2 usage error/);
+    const list = run(['templates', 'list', '--help']).stdout;
+    for (const flag of ['-o, --output <format>', '-q, --quiet', '--no-headers', '--json'])
+      assert.ok(list.includes(flag), `templates list --help shows ${flag}`);
+    const update = run(['templates', 'update', '--help']).stdout;
+    for (const flag of ['--unset-env', '--unset-port', '--replace-env', '--replace-ports', '--if-match'])
+      assert.ok(update.includes(flag), `templates update --help shows ${flag}`);
+    assert.ok(run(['templates', 'delete', '--help']).stdout.includes('-y, --yes'));
+    const version = run(['--version']);
+    assert.equal(version.code, 0);
+    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
   });
 
   test('logout forgets the saved login', () => {

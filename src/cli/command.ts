@@ -1,0 +1,123 @@
+import { createInterface } from 'node:readline/promises';
+import { type Command, Option } from 'commander';
+import { stringify as toYaml } from 'yaml';
+import { type Column, note, out, printJson, table } from './output.ts';
+
+// What every client command shares: the output flags and how a list or one resource is printed, usage errors,
+// confirmations, and the small parsers of flag values.
+
+/** A mistake in how the command was called: exit 2, with the command's usage hint. */
+export class UsageError extends Error {}
+
+export type Format = 'table' | 'wide' | 'json' | 'yaml';
+
+export interface OutputFlags {
+  output?: Format;
+  json?: boolean;
+  quiet?: boolean;
+  headers?: boolean;
+}
+
+/** Adds -o/--output (and --json); for lists also -q/--quiet and --no-headers. */
+export function withOutput(command: Command, list = false): Command {
+  command.addOption(
+    new Option('-o, --output <format>', 'table (default), wide (every column), json or yaml').choices(['table', 'wide', 'json', 'yaml']),
+  );
+  command.option('--json', "the same as -o json: the API's JSON");
+  if (list) command.option('-q, --quiet', 'print only the ids, one a line').option('--no-headers', 'print tables without their header row');
+  return command;
+}
+
+export const formatOf = (flags: OutputFlags): Format => (flags.json ? 'json' : (flags.output ?? 'table'));
+
+/** Prints JSON or YAML and returns true; false when the format is a table, for the caller to print its own. */
+export function printData(value: unknown, flags: OutputFlags): boolean {
+  const format = formatOf(flags);
+  if (format === 'json') printJson(value);
+  else if (format === 'yaml') process.stdout.write(toYaml(value));
+  else return false;
+  return true;
+}
+
+export interface Shape<T> {
+  columns: Column[];
+  row: (item: T) => string[];
+  id: (item: T) => string;
+}
+
+/** A list as the flags ask: ids, JSON, YAML, or a table fitting the terminal (every column with -o wide). */
+export function printList<T>(items: T[], shape: Shape<T>, flags: OutputFlags, empty: string): void {
+  if (flags.quiet) {
+    if (items.length > 0) out(items.map(shape.id).join('\n'));
+    return;
+  }
+  if (printData(items, flags)) return;
+  if (items.length === 0) {
+    note(empty);
+    return;
+  }
+  out(table(shape.columns, items.map(shape.row), { wide: formatOf(flags) === 'wide', headers: flags.headers !== false }));
+}
+
+/** A whole number from a flag, or a usage error naming the flag. */
+export function integerFlag(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(value)) throw new UsageError(`--${flag} must be a whole number, not ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/** An ETag as typed: `r2`, `"r2"` or `W/"r2"` alike (quotes are easy to lose in a shell). */
+export function etagFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const tag = value.trim();
+  if (tag === '*' || /^(W\/)?".*"$/.test(tag)) return tag;
+  return `"${tag}"`;
+}
+
+/** Collects a repeated flag's values. */
+export const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/**
+ * A delete goes ahead with --yes; without it, a terminal is asked, and anything else refused (a script must say
+ * --yes, so that a pipeline can't delete by accident).
+ */
+export async function confirm(yes: boolean | undefined, what: string): Promise<boolean> {
+  if (yes) return true;
+  if (!process.stdin.isTTY || !process.stderr.isTTY) throw new UsageError(`add --yes to delete ${what} (stdin is not a terminal to ask)`);
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await prompt.question(`Delete ${what}? [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    prompt.close();
+  }
+}
+
+/** Reads a line from the terminal without echoing it (for secrets). */
+export function hiddenInput(question: string): Promise<string> {
+  const input = process.stdin;
+  return new Promise((resolve, reject) => {
+    let text = '';
+    process.stderr.write(question);
+    input.setRawMode(true);
+    input.resume();
+    input.setEncoding('utf8');
+    const done = (error?: Error) => {
+      input.setRawMode(false);
+      input.pause();
+      input.off('data', onData);
+      process.stderr.write('\n');
+      if (error) reject(error);
+      else resolve(text);
+    };
+    const onData = (chunk: string) => {
+      for (const c of chunk) {
+        if (c === '\r' || c === '\n' || c === '\u0004') return done();
+        if (c === '\u0003') return done(new UsageError('cancelled'));
+        if (c === '\u007f' || c === '\b') text = text.slice(0, -1);
+        else if (c >= ' ') text += c;
+      }
+    };
+    input.on('data', onData);
+  });
+}
