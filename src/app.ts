@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { Endpoint, EndpointCreate } from './domain/endpoint.ts';
 import { RegistryAuth, RegistryAuthCreate, RegistryAuthCredentials } from './domain/registry-auth.ts';
 import { FieldChangeSchema, Revision, RollbackInput } from './domain/revision.ts';
+import { ResolvedTemplateSchema, ResolveInput, Secret, SecretPut } from './domain/secret.ts';
 import { Template, TemplateCreate, TemplateUpdate } from './domain/template.ts';
 import { UsageReport } from './domain/usage.ts';
 import { authenticate } from './http/auth.ts';
@@ -17,6 +18,7 @@ import { rateLimit } from './http/rate-limit.ts';
 import { endpointRoutes } from './http/routes/endpoints.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { registryAuthRoutes } from './http/routes/registry-auths.ts';
+import { secretRoutes } from './http/routes/secrets.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { NoQuery } from './http/schemas.ts';
 import { refuseUnacceptableText, unreadablePathParameters } from './http/text.ts';
@@ -58,6 +60,10 @@ const SHARED_SCHEMAS = [
   RegistryAuth,
   RegistryAuthCreate,
   RegistryAuthCredentials,
+  Secret,
+  SecretPut,
+  ResolveInput,
+  ResolvedTemplateSchema,
   Problem,
 ];
 
@@ -151,6 +157,7 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
       await api.register(templateRoutes);
       await api.register(endpointRoutes);
       await api.register(registryAuthRoutes);
+      await api.register(secretRoutes);
     },
     { prefix: '/v1' },
   );

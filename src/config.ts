@@ -45,6 +45,7 @@ export const ConfigSchema = Type.Object({
     "Bytes of templates one account may hold (each template's text, about its JSON size); 0 turns the quota off.",
   ),
   QUOTA_ENDPOINTS_PER_ACCOUNT: integer(1000, 0, 100_000_000, 'Endpoints one account may have; 0 turns the quota off.'),
+  QUOTA_SECRETS_PER_ACCOUNT: integer(1000, 0, 100_000_000, 'Secrets one account may have; 0 turns the quota off.'),
   AUTH_FAILURES_PER_MINUTE: integer(
     60,
     0,

@@ -104,6 +104,7 @@ export async function serve(config: Config = readConfig()): Promise<void> {
       templates: config.QUOTA_TEMPLATES_PER_ACCOUNT,
       bytes: config.QUOTA_BYTES_PER_ACCOUNT,
       endpoints: config.QUOTA_ENDPOINTS_PER_ACCOUNT,
+      secrets: config.QUOTA_SECRETS_PER_ACCOUNT,
     },
     keyring,
   });

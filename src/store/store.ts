@@ -13,6 +13,7 @@ import { RegistryAuthRepository } from './registry-auths.ts';
 import type { Tables } from './schema.ts';
 import { assertOutside, Scope, within, withTimeLimit } from './scope.ts';
 import { SealedRepository } from './sealed.ts';
+import { SecretRepository } from './secrets.ts';
 import { TemplateRepository } from './templates.ts';
 import { UsageRepository } from './usage.ts';
 
@@ -29,6 +30,7 @@ export abstract class Repositories {
   readonly rateBuckets: RateBucketRepository;
   readonly registryAuths: RegistryAuthRepository;
   readonly sealed: SealedRepository;
+  readonly secrets: SecretRepository;
 
   protected constructor(core: Core) {
     this.templates = new TemplateRepository(core);
@@ -40,6 +42,7 @@ export abstract class Repositories {
     this.rateBuckets = new RateBucketRepository(core);
     this.registryAuths = new RegistryAuthRepository(core);
     this.sealed = new SealedRepository(core);
+    this.secrets = new SecretRepository(core);
   }
 }
 

@@ -7,6 +7,7 @@ import * as bodyFollows from './0004-body-follows-columns.ts';
 import * as accountUsage from './0005-account-usage.ts';
 import * as rateBuckets from './0006-rate-buckets.ts';
 import * as registryAuths from './0007-registry-auths.ts';
+import * as secrets from './0011-secrets.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
@@ -19,6 +20,7 @@ const ordered: [string, DialectMigration][] = [
   ['0005-account-usage', accountUsage],
   ['0006-rate-buckets', rateBuckets],
   ['0007-registry-auths', registryAuths],
+  ['0011-secrets', secrets],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {
