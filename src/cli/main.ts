@@ -5,6 +5,7 @@ import { endpointCommands, releaseCommands, WatchError } from './endpoints.ts';
 import { login, logout } from './login.ts';
 import { note, problemText } from './output.ts';
 import { registryAuthCommands } from './registry-auths.ts';
+import { secretCommands } from './secrets.ts';
 import { templateCommands } from './templates.ts';
 
 const USAGE = `Usage: podplate <command> [flags]
@@ -26,6 +27,8 @@ Client commands (talk to a Podplate service; --help on each shows its flags and 
   registry-auth create --name N --username U --password-stdin
                                           Store private-registry credentials (templates use them: --registry-auth <id>)
   registry-auth list | delete <id>
+  secrets set <NAME> --value-stdin        Store a secret of yours; templates refer to it as {{ secret.NAME }}
+  secrets list | delete <NAME>
 
   --json prints the API's JSON. Exit codes: 0 success, 1 API, network or release failure, 2 usage error.
 
@@ -57,6 +60,7 @@ const GROUPS: Record<string, Group> = {
   endpoints: endpointCommands,
   releases: releaseCommands,
   'registry-auth': registryAuthCommands,
+  secrets: secretCommands,
 };
 
 function groupUsage(name: string, group: Group): string {
@@ -89,7 +93,6 @@ export async function main(argv: string[]): Promise<number> {
       case 'serve':
       case 'migrate':
       case 'keys':
-      case 'secrets':
       case 'export':
       case 'import':
       case 'backup':
@@ -102,6 +105,10 @@ export async function main(argv: string[]): Promise<number> {
       case 'endpoints':
       case 'releases':
       case 'registry-auth':
+        return await runGroup(command, GROUPS[command] as Group, args);
+      case 'secrets':
+        // rotate and new-key are admin commands (the database and the keys); set, list and delete talk to the service.
+        if (args[0] === 'rotate' || args[0] === 'new-key') return await (await import('./admin.ts')).admin(command, args);
         return await runGroup(command, GROUPS[command] as Group, args);
       case undefined:
       case 'help':

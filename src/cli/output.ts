@@ -1,5 +1,7 @@
 import type { Endpoint, PodplateProblem, RegistryAuth, Release, Revision, Template } from '../client/index.ts';
 
+import { maskedEnvValue, maskTokens } from '../domain/token-formats.ts';
+
 // What the client commands print: aligned tables and detail views for people, the API's own JSON for scripts.
 
 /**
@@ -65,8 +67,9 @@ export function templateTable(templates: Template[]): string {
   );
 }
 
-export function templateDetails(t: Template, etag?: string): string {
-  const env = Object.entries(t.env).map(([k, v]) => `${k}=${v}`);
+/** A template's details; env values masked (but secret references) unless `showValues`. */
+export function templateDetails(t: Template, etag?: string, showValues = false): string {
+  const env = Object.entries(t.env).map(([k, v]) => `${k}=${showValues ? v : maskedEnvValue(v)}`);
   const entries: [string, string][] = [
     ['ID', t.id],
     ['Name', t.name],
@@ -90,16 +93,19 @@ export function templateDetails(t: Template, etag?: string): string {
   return details(entries);
 }
 
-const change = (c: { field: string; from?: unknown; to?: unknown }) => `${c.field}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`;
+const change = (c: { field: string; from?: unknown; to?: unknown }, show: (text: string) => string) =>
+  `${c.field}: ${show(JSON.stringify(c.from))} → ${show(JSON.stringify(c.to))}`;
 
-export function revisionTable(revisions: Revision[]): string {
+/** Revisions and what each changed; values in a well-known token format masked unless `showValues`. */
+export function revisionTable(revisions: Revision[], showValues = false): string {
+  const show = showValues ? (text: string) => text : maskTokens;
   return table(
     ['REV', 'CREATED', 'KEY', 'CHANGES'],
     revisions.map((r) => [
       String(r.revision),
       r.createdAt,
       r.keyId,
-      r.diff.length === 0 ? '(created)' : short(r.diff.map(change).join('; '), 100),
+      r.diff.length === 0 ? '(created)' : short(r.diff.map((c) => change(c, show)).join('; '), 100),
     ]),
   );
 }

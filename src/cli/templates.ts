@@ -75,10 +75,16 @@ async function list(argv: string[]): Promise<number> {
 const getSpec = defineCommand({
   name: 'templates get',
   args: ['<template-id>'],
-  summary: 'Show a template: yours, or any public, official or bound one you can see.',
-  options: {},
-  help: { '--json': "print the API's JSON" },
-  examples: ['podplate templates get 5x2k9d0v7m3qh8wz', 'podplate templates get 5x2k9d0v7m3qh8wz --json | jq -r .imageName'],
+  summary:
+    'Show a template: yours, or any public, official or bound one you can see. Env values are masked (secret references ' +
+    'are shown) unless --show-values is given.',
+  options: { 'show-values': { type: 'boolean' } },
+  help: { '--show-values': 'print env values in full', '--json': "print the API's JSON (values as the API sent them)" },
+  examples: [
+    'podplate templates get 5x2k9d0v7m3qh8wz',
+    'podplate templates get 5x2k9d0v7m3qh8wz --show-values',
+    'podplate templates get 5x2k9d0v7m3qh8wz --json | jq -r .imageName',
+  ],
 });
 
 async function get(argv: string[]): Promise<number> {
@@ -87,7 +93,7 @@ async function get(argv: string[]): Promise<number> {
   const everything = { includePublicTemplates: true, includePlatformTemplates: true, includeEndpointBoundTemplates: true };
   const { value, etag } = await client().getTemplate(parsed.positionals[0] as string, everything);
   if (parsed.values.json) printJson(value);
-  else out(templateDetails(value, etag));
+  else out(templateDetails(value, etag, parsed.values['show-values']));
   return 0;
 }
 
@@ -310,9 +316,14 @@ async function remove(argv: string[]): Promise<number> {
 const revisionsSpec = defineCommand({
   name: 'templates revisions',
   args: ['<template-id>'],
-  summary: 'List every revision of one of your templates, newest first, with what each changed.',
-  options: {},
-  help: { '--json': "print the API's JSON: every revision with its full snapshot and diff" },
+  summary:
+    'List every revision of one of your templates, newest first, with what each changed. Values in a well-known token ' +
+    'format are masked unless --show-values is given.',
+  options: { 'show-values': { type: 'boolean' } },
+  help: {
+    '--show-values': 'print changed values in full',
+    '--json': "print the API's JSON: every revision with its full snapshot and diff",
+  },
   examples: ['podplate templates revisions 5x2k9d0v7m3qh8wz'],
 });
 
@@ -321,7 +332,7 @@ async function revisions(argv: string[]): Promise<number> {
   if (!parsed) return 0;
   const all = await toArray(client().listRevisions(parsed.positionals[0] as string));
   if (parsed.values.json) printJson(all);
-  else out(revisionTable(all));
+  else out(revisionTable(all, parsed.values['show-values']));
   return 0;
 }
 

@@ -85,3 +85,11 @@ export function maskTokens(text: string): string {
   }
   return masked + text.slice(at);
 }
+
+const REFERENCE = /\{\{ *secret\.[A-Za-z_][A-Za-z0-9_]* *\}\}/g;
+
+/** Whether `value` holds nothing but secret references (and spaces): no secret in it, so shown as it is when masking. */
+export const onlyReferences = (value: string): boolean => value.trim() !== '' && value.replace(REFERENCE, '').trim() === '';
+
+/** How an env value is shown masked: references as they are (they hold no secret), anything else as dots. */
+export const maskedEnvValue = (value: string): string => (value === '' || onlyReferences(value) ? value : '••••••••');
