@@ -13,6 +13,7 @@ import {
 } from '../model.ts';
 import { go, href } from '../router.ts';
 import { problemBox } from './common.ts';
+import { secretPicker } from './secrets.ts';
 import type { View } from './view.ts';
 
 // Create and edit: one form for every field. Values are not judged here; the API's problem body names each bad field
@@ -55,6 +56,7 @@ export const formView =
     let etag: string | null = null;
     let title = 'New template';
     // The caller's registry credentials, for the registry auth select; without them the select offers none.
+    const secrets = api.allSecretNames().catch(() => [] as string[]);
     const auths = api.allRegistryAuths().then(
       (all) => ({ all, error: undefined }),
       (error: unknown) => ({ all: [] as RegistryAuth[], error }),
@@ -72,6 +74,7 @@ export const formView =
       if (!alive()) return;
     }
     const registryAuths = await auths;
+    const secretNames = await secrets;
     if (!alive()) return;
 
     /** Error slots by control pointer ("/name", "/ports/0", "/env/1"), filled after a refused save. */
@@ -200,6 +203,9 @@ export const formView =
             { class: 'row', role: 'group', 'aria-label': `Variable ${i + 1}` },
             h('div', { class: 'field' }, h('label', { for: nameId }, `Name ${i + 1}`), name),
             h('div', { class: 'field grow' }, h('label', { for: valueId }, `Value ${i + 1}`), value),
+            secretPicker(secretNames, value, `Insert a secret into value ${i + 1}`, (text) => {
+              row.value = text;
+            }),
             h(
               'button',
               {

@@ -1,3 +1,4 @@
+import { maskTokens } from '../../../src/domain/token-formats.ts';
 import { api, type Page, type Versioned } from '../api.ts';
 import { h, show, when } from '../dom.ts';
 import { type FieldChange, type Revision, showValue, type Template } from '../model.ts';
@@ -5,6 +6,7 @@ import { href } from '../router.ts';
 import { morePager, problemBox } from './common.ts';
 import type { View } from './view.ts';
 
+/** What changed, before and after; values in a well-known token format masked (`hf_••••••••`). */
 export function diffTable(diff: FieldChange[], caption: string): HTMLElement {
   return h(
     'table',
@@ -23,8 +25,8 @@ export function diffTable(diff: FieldChange[], caption: string): HTMLElement {
           'tr',
           {},
           h('th', { scope: 'row' }, change.field),
-          h('td', { class: 'from' }, h('del', {}, showValue(change.from))),
-          h('td', { class: 'to' }, h('ins', {}, showValue(change.to))),
+          h('td', { class: 'from' }, h('del', {}, maskTokens(showValue(change.from)))),
+          h('td', { class: 'to' }, h('ins', {}, maskTokens(showValue(change.to)))),
         ),
       ),
     ),

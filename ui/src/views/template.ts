@@ -4,6 +4,7 @@ import { renderMarkdown } from '../markdown.ts';
 import type { Template } from '../model.ts';
 import { go, href } from '../router.ts';
 import { badges, heading, problemBox } from './common.ts';
+import { maskedValue } from './secrets.ts';
 import type { View } from './view.ts';
 
 const list = (items: string[]) =>
@@ -15,7 +16,8 @@ const list = (items: string[]) =>
       )
     : h('span', { class: 'muted' }, 'image default');
 
-function fields(t: Template, authName: string | undefined): HTMLElement {
+/** The template's fields; env values masked with a reveal per row when `owned` (others' public templates hold no token). */
+function fields(t: Template, authName: string | undefined, owned: boolean): HTMLElement {
   const env = Object.entries(t.env);
   const row = (term: string, ...value: (Node | string)[]) => [h('dt', {}, term), h('dd', {}, ...value)];
   return h(
@@ -55,7 +57,7 @@ function fields(t: Template, authName: string | undefined): HTMLElement {
             h(
               'tbody',
               {},
-              env.map(([k, v]) => h('tr', {}, h('td', {}, h('code', {}, k)), h('td', {}, h('code', {}, v)))),
+              env.map(([k, v]) => h('tr', {}, h('td', {}, h('code', {}, k)), h('td', {}, owned ? maskedValue(k, v) : h('code', {}, v)))),
             ),
           )
         : h('span', { class: 'muted' }, 'none'),
@@ -123,7 +125,7 @@ export const detailView =
       h(
         'div',
         { class: 'detail' },
-        fields(t, authName),
+        fields(t, authName, owned),
         h('section', { class: 'card', 'aria-labelledby': 'readme-h' }, h('h2', { id: 'readme-h' }, 'Readme'), readme),
       ),
     );
