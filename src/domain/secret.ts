@@ -11,7 +11,8 @@ import { firstToken } from './token-formats.ts';
 export const SECRET_VALUE_MAX = 32768;
 /** What one resolve may make of a template's env: its values with every reference replaced, in bytes. */
 export const RESOLVED_ENV_MAX = 1024 * 1024;
-export const SECRET_NAME_MAX = 255;
+/** Names are env names, but short enough to travel in a URL path (the router reads path segments of up to 200). */
+export const SECRET_NAME_MAX = 128;
 
 export const SecretName = Type.String({
   minLength: 1,

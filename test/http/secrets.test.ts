@@ -60,6 +60,7 @@ forEachDialect('secrets', (dialect) => {
 
   const bad: [string, unknown, string][] = [
     ['1ABC', 'v', '/name'],
+    [`A${'B'.repeat(128)}`, 'v', '/name'],
     ['has-dash', 'v', '/name'],
     [`A${'B'.repeat(255)}`, 'v', '/name'],
     ['OK_NAME', '', '/value'],
@@ -76,7 +77,10 @@ forEachDialect('secrets', (dialect) => {
     });
   }
 
-  test('a value of 32 KiB is accepted', async () => {
+  test('a value of 32 KiB and a name of 128 characters are accepted', async () => {
+    const long = `A${'b'.repeat(127)}`;
+    assert.equal((await put(long, 'v')).status, 201);
+    assert.equal((await h.call('DELETE', `/v1/secrets/${long}`, { key: alice })).status, 204);
     assert.equal((await put('BIG', 'x'.repeat(32768))).status, 201);
     assert.equal((await h.call('DELETE', '/v1/secrets/BIG', { key: alice })).status, 204);
   });
