@@ -6,6 +6,7 @@ import { Me } from './domain/account.ts';
 import { Endpoint, EndpointCreate, EndpointUpdate } from './domain/endpoint.ts';
 import { RegistryAuth, RegistryAuthCreate, RegistryAuthCredentials } from './domain/registry-auth.ts';
 import { FieldChangeSchema, Revision, RollbackInput } from './domain/revision.ts';
+import { ResolvedTemplateSchema, ResolveInput, Secret, SecretPut } from './domain/secret.ts';
 import { Template, TemplateCreate, TemplateListItem, TemplateUpdate } from './domain/template.ts';
 import { UsageReport } from './domain/usage.ts';
 import { authenticate } from './http/auth.ts';
@@ -19,6 +20,7 @@ import { endpointRoutes } from './http/routes/endpoints.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { meRoutes } from './http/routes/me.ts';
 import { registryAuthRoutes } from './http/routes/registry-auths.ts';
+import { secretRoutes } from './http/routes/secrets.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { NoQuery } from './http/schemas.ts';
 import { refuseUnacceptableText, unreadablePathParameters } from './http/text.ts';
@@ -63,6 +65,10 @@ const SHARED_SCHEMAS = [
   RegistryAuth,
   RegistryAuthCreate,
   RegistryAuthCredentials,
+  Secret,
+  SecretPut,
+  ResolveInput,
+  ResolvedTemplateSchema,
   Problem,
 ];
 
@@ -157,6 +163,7 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
       await api.register(endpointRoutes);
       await api.register(registryAuthRoutes);
       await api.register(meRoutes);
+      await api.register(secretRoutes);
     },
     { prefix: '/v1' },
   );

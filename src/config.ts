@@ -65,6 +65,7 @@ export const ConfigSchema = Type.Object({
     100_000_000,
     'Releases an endpoint keeps: older ones, once finished and announced, are deleted by the change that passes it. 0 keeps all.',
   ),
+  QUOTA_SECRETS_PER_ACCOUNT: integer(1000, 0, 100_000_000, 'Secrets one account may have; 0 turns the quota off.'),
   AUTH_FAILURES_PER_MINUTE: integer(
     60,
     0,

@@ -111,6 +111,7 @@ export async function serve(config: Config = readConfig()): Promise<void> {
       bytes: config.QUOTA_BYTES_PER_ACCOUNT,
       endpoints: config.QUOTA_ENDPOINTS_PER_ACCOUNT,
       registryAuths: config.QUOTA_REGISTRY_AUTHS_PER_ACCOUNT,
+      secrets: config.QUOTA_SECRETS_PER_ACCOUNT,
     },
     history: { revisionsKept: config.REVISIONS_KEPT_PER_TEMPLATE, releasesKept: config.RELEASES_KEPT_PER_ENDPOINT },
     keyring,

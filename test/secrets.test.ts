@@ -21,7 +21,8 @@ async function sealedValues(url: string): Promise<string[]> {
   try {
     const auths = (await sql<{ sealed: string }>`select password as sealed from registry_auths`.execute(raw)).rows;
     const check = (await sql<{ sealed: string }>`select sealed from secret_key_check`.execute(raw)).rows;
-    return [...check, ...auths].map((r) => r.sealed);
+    const secrets = (await sql<{ sealed: string }>`select value as sealed from secrets`.execute(raw)).rows;
+    return [...check, ...auths, ...secrets].map((r) => r.sealed);
   } finally {
     await raw.destroy();
   }
@@ -87,6 +88,7 @@ forEachDialect('secrets keys of the processes', (dialect) => {
         });
         passwords[r.body.id] = `${user}-p4ss`;
       }
+      assert.equal((await call(first, users.alice, 'PUT', '/v1/secrets/HF_TOKEN', { value: 'alice-hf-s3cret' })).status, 201);
     } finally {
       await first.stop();
     }
@@ -119,8 +121,13 @@ forEachDialect('secrets keys of the processes', (dialect) => {
     }
     const rotated = podplate(['secrets', 'rotate'], both);
     assert.equal(rotated.code, 0, rotated.stderr);
-    assert.match(rotated.stderr, /Sealed 3 secrets again under SECRETS_KEY/, 'two passwords and the key check; the third was new');
+    assert.match(
+      rotated.stderr,
+      /Sealed 4 secrets again under SECRETS_KEY/,
+      'two passwords, a secret and the key check; the third password was new',
+    );
     assert.match(rotated.stderr, /registry auth passwords: 2 sealed again, 1 already under the key/);
+    assert.match(rotated.stderr, /secrets: 1 sealed again/);
     assert.ok((await sealedValues(db.url)).every((v) => v.startsWith(`v1.${kid(newKey)}.`)));
     const again = podplate(['secrets', 'rotate'], both);
     assert.match(again.stderr, /Sealed 0 secrets again/);
@@ -130,6 +137,13 @@ forEachDialect('secrets keys of the processes', (dialect) => {
       for (const [id, password] of Object.entries(passwords)) {
         assert.equal((await call(after, users.ops, 'GET', `/v1/containerregistryauth/${id}/credentials`)).body.password, password);
       }
+      const t = await call(after, users.alice, 'POST', '/v1/templates', {
+        name: 't',
+        imageName: 'ubuntu',
+        env: { T: '{{ secret.HF_TOKEN }}' },
+      });
+      const resolved = await call(after, users.ops, 'POST', `/v1/templates/${t.body.id}/resolve`, { account: 'alice' });
+      assert.equal(resolved.body.template.env.T, 'alice-hf-s3cret', 'a secret sealed under the old key opens after the rotation');
     } finally {
       await after.stop();
     }

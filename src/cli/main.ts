@@ -8,6 +8,7 @@ import { endpointCommands, releaseCommands, WatchError } from './endpoints.ts';
 import { loginCommands } from './login.ts';
 import { note, problemText, terminalWidth } from './output.ts';
 import { registryAuthCommands } from './registry-auths.ts';
+import { ADMIN_SECRETS, secretCommands } from './secrets.ts';
 import { templateCommands } from './templates.ts';
 
 // The podplate command, parsed by commander. The client commands use only the client; the admin commands are
@@ -18,12 +19,15 @@ const ADMIN: Record<string, string> = {
   serve: 'Serve the API (as npm start does)',
   migrate: 'Bring the database schema up to date',
   keys: 'keys create --user <name> [--role platform] (prints the key alone on stdout) | keys list | keys revoke <key-id>',
-  secrets: 'secrets new-key (a new key for SECRETS_KEY) | secrets rotate (seal every secret again under SECRETS_KEY)',
   export: 'export [--output FILE]: write the whole install as NDJSON (stdout by default), while it serves',
   import: 'import [--input FILE]: read an export (stdin by default) into an empty database',
   backup: 'backup FILE: copy a SQLite install to FILE while it serves (PostgreSQL: pg_dump)',
 };
 type AdminCommand = 'serve' | 'migrate' | 'keys' | 'secrets' | 'export' | 'import' | 'backup';
+
+/** Whether argv names an admin command: one of ADMIN, or `secrets rotate|new-key` (other secrets commands are a client's). */
+const isAdmin = (first: string | undefined, next: string | undefined): boolean =>
+  first !== undefined && (Object.hasOwn(ADMIN, first) || (first === 'secrets' && next !== undefined && ADMIN_SECRETS.includes(next)));
 
 const FOOTER = `
 Output: -o table|wide|json|yaml on every command that prints a resource; lists also take -q (ids only) and
@@ -67,6 +71,7 @@ export function program(): Command {
   endpointCommands(root);
   releaseCommands(root);
   registryAuthCommands(root);
+  secretCommands(root);
   root
     .command('completion')
     .description('Print a completion script: bash, zsh or fish.')
@@ -94,7 +99,7 @@ export function program(): Command {
 
 export async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
-  if (first !== undefined && Object.hasOwn(ADMIN, first)) {
+  if (isAdmin(first, rest[0])) {
     try {
       return await (await import('./admin.ts')).admin(first as AdminCommand, rest);
     } catch (error) {

@@ -1,4 +1,5 @@
 import type { Endpoint, PodplateProblem, RegistryAuth, Release, Revision, Template } from '../client/index.ts';
+import { maskedEnvValue, maskTokens } from '../domain/token-formats.ts';
 import type { Shape } from './command.ts';
 
 // What the client commands print: aligned tables and detail views for people, the API's own JSON for scripts.
@@ -141,8 +142,9 @@ export function templateShape(templates: Template[]): Shape<Template> {
   };
 }
 
-export function templateDetails(t: Template, etag?: string): string {
-  const env = Object.entries(t.env).map(([k, v]) => `${k}=${v}`);
+/** A template's details; env values masked (secret references shown as written) unless `showValues`. */
+export function templateDetails(t: Template, etag?: string, showValues = false): string {
+  const env = Object.entries(t.env).map(([k, v]) => `${k}=${showValues ? v : maskedEnvValue(v)}`);
   const owner = ownerOf(t);
   const entries: [string, string][] = [
     ['ID', t.id],
@@ -168,11 +170,15 @@ export function templateDetails(t: Template, etag?: string): string {
   return details(entries);
 }
 
-const value = (v: unknown) => JSON.stringify(v);
-const change = (c: { field: string; from?: unknown; to?: unknown }) => `${c.field}: ${value(c.from)} → ${value(c.to)}`;
+type Change = { field: string; from?: unknown; to?: unknown };
+/** A change as text; values in a well-known token format masked (`hf_••••••••`) unless `showValues`. */
+const change = (c: Change, showValues = false) => {
+  const value = (v: unknown) => (showValues ? JSON.stringify(v) : maskTokens(JSON.stringify(v) ?? ''));
+  return `${c.field}: ${value(c.from)} → ${value(c.to)}`;
+};
 
-/** What an update changed, a field a line: `  imageName: "a" → "b"`. */
-export const diffText = (changes: { field: string; from?: unknown; to?: unknown }[]) => changes.map((c) => `  ${change(c)}`).join('\n');
+/** What an update changed, a field a line: `  imageName: "a" → "b"`; tokens masked unless `showValues`. */
+export const diffText = (changes: Change[], showValues = false) => changes.map((c) => `  ${change(c, showValues)}`).join('\n');
 
 /** The fields whose values differ between two versions of a resource, in `fields` order. */
 export function diffOf<T extends object>(
@@ -187,7 +193,8 @@ export function diffOf<T extends object>(
 const sorted = (v: unknown): unknown =>
   v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v;
 
-export const revisionShape: Shape<Revision> = {
+/** Revisions as a table; values in a well-known token format masked unless `showValues`. */
+export const revisionShape = (showValues = false): Shape<Revision> => ({
   columns: [
     { header: 'REV' },
     { header: 'CREATED' },
@@ -200,10 +207,10 @@ export const revisionShape: Shape<Revision> = {
     ago(r.createdAt),
     r.author || r.keyId,
     r.keyId,
-    r.diff.length === 0 ? '(created)' : r.diff.map(change).join('; '),
+    r.diff.length === 0 ? '(created)' : r.diff.map((c) => change(c, showValues)).join('; '),
   ],
   id: (r) => String(r.revision),
-};
+});
 
 export const endpointShape: Shape<Endpoint> = {
   columns: [
@@ -249,7 +256,7 @@ export const releaseShape: Shape<Release> = {
     r.status,
     `${r.workersUpdated}/${r.workersTotal}`,
     r.delivery.deliveredAt ? 'delivered' : `${r.delivery.attempts} attempts`,
-    r.diff.map(change).join('; '),
+    r.diff.map((c) => change(c)).join('; '),
     ago(r.updatedAt),
   ],
   id: (r) => r.id,

@@ -76,9 +76,9 @@ async function list(flags: ListFlags): Promise<void> {
 
 const printsData = (flags: OutputFlags) => flags.json || flags.output === 'json' || flags.output === 'yaml';
 
-async function get(id: string, flags: OutputFlags): Promise<void> {
+async function get(id: string, flags: OutputFlags & { showValues?: boolean }): Promise<void> {
   const { value, etag } = await client().getTemplate(id, EVERYTHING);
-  if (!printData(value, flags)) out(templateDetails(value, etag));
+  if (!printData(value, flags)) out(templateDetails(value, etag, flags.showValues));
 }
 
 interface FieldFlags extends OutputFlags {
@@ -285,9 +285,9 @@ async function remove(id: string, flags: { yes?: boolean; ifMatch?: string; json
   note(`Deleted template ${id}.`);
 }
 
-async function revisions(id: string, flags: OutputFlags): Promise<void> {
+async function revisions(id: string, flags: OutputFlags & { showValues?: boolean }): Promise<void> {
   const all = await toArray(client().listRevisions(id));
-  printList(all, revisionShape, flags, 'No revisions.');
+  printList(all, revisionShape(flags.showValues), flags, 'No revisions.');
 }
 
 async function rollback(id: string, revision: string, flags: OutputFlags & { ifMatch?: string; idempotencyKey?: string }) {
@@ -337,8 +337,12 @@ export function templateCommands(program: Command): void {
     group
       .command('get')
       .alias('show')
-      .description('Show a template: yours, or any public, official or bound one you can see.')
-      .argument('<template-id>'),
+      .description(
+        'Show a template: yours, or any public, official or bound one you can see. Env values are masked (secret ' +
+          'references are shown) unless --show-values is given; -o json prints what the API sent.',
+      )
+      .argument('<template-id>')
+      .option('--show-values', 'print env values in full'),
   )
     .addHelpText(
       'after',
@@ -429,8 +433,12 @@ export function templateCommands(program: Command): void {
     group
       .command('revisions')
       .alias('history')
-      .description('List every revision of one of your templates, newest first, with its author and changes.')
-      .argument('<template-id>'),
+      .description(
+        'List every revision of one of your templates, newest first, with its author and changes. Values in a ' +
+          'well-known token format are masked unless --show-values is given.',
+      )
+      .argument('<template-id>')
+      .option('--show-values', 'print changed values in full'),
     true,
   )
     .addHelpText(

@@ -20,6 +20,8 @@ export type ReleaseProgress = Schemas['ReleaseProgress'];
 export type RegistryAuth = Schemas['ContainerRegistryAuth'];
 export type RegistryAuthCreate = Schemas['ContainerRegistryAuthCreateInput'];
 export type RegistryAuthCredentials = Schemas['ContainerRegistryAuthCredentials'];
+export type Secret = Schemas['Secret'];
+export type ResolvedTemplate = Schemas['ResolvedTemplate'];
 export type Problem = Schemas['Problem'];
 export type FieldProblem = NonNullable<Problem['errors']>[number];
 export type TemplateListQuery = NonNullable<operations['ListTemplates']['parameters']['query']>;
@@ -238,6 +240,17 @@ export function createPodplateClient(options: ClientOptions) {
           params: id('containerRegistryAuthId', containerRegistryAuthId),
         }),
       ),
+
+    listSecrets: (limit?: number) => allPages((cursor) => api.GET('/v1/secrets', { params: { query: { limit, cursor } } })),
+    /** Creates the caller's secret `name`, or replaces its value. */
+    putSecret: async (name: string, value: string) =>
+      unwrap(await api.PUT('/v1/secrets/{name}', { body: { value }, params: { path: { name } } })),
+    deleteSecret: async (name: string) => {
+      unwrap(await api.DELETE('/v1/secrets/{name}', { params: { path: { name } } }));
+    },
+    /** Platform keys only: the template as `account` launches it, its secret references resolved. */
+    resolveTemplate: async (templateId: string, account: string) =>
+      unwrap(await api.POST('/v1/templates/{templateId}/resolve', { body: { account }, params: id('templateId', templateId) })),
 
     reportReleaseProgress: async (endpointId: string, releaseId: string, body: ReleaseProgress) =>
       unwrap(

@@ -241,6 +241,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your secrets
+         * @description The caller's secrets, newest first: their names and when they were set, never their values; a `Link: <…>; rel="next"` header gives the next page.
+         */
+        get: operations["ListSecrets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a secret
+         * @description Creates the secret `name` of the caller, or replaces its value. A template's env refers to it as `{{ secret.NAME }}`; at launch the launching account's own secret of that name is put in its place. The value is stored encrypted and never shown again.
+         */
+        put: operations["PutSecret"];
+        post?: never;
+        /**
+         * Delete a secret
+         * @description Deletes one of the caller's secrets. Templates that refer to it keep the reference: launching them for this account fails (422) until it is set again.
+         */
+        delete: operations["DeleteSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates": {
         parameters: {
             query?: never;
@@ -291,6 +335,26 @@ export interface paths {
          * @description A partial update by the owner: absent fields keep their value. A change makes a new revision and starts a rolling release on the endpoint bound to the template; an update that changes nothing changes nothing.
          */
         patch: operations["PatchTemplate"];
+        trace?: never;
+    };
+    "/v1/templates/{templateId}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve a template for a launch (platform keys)
+         * @description The template as the account named in `account` launches it: each `{{ secret.NAME }}` in its env replaced by that account's secret NAME — the launching account's, not the owner's — and the registry credentials when that account owns the template. Platform keys only (403 otherwise). A template the account may not use is a 404; secrets it lacks, a 422 listing each in `missingSecrets`. Sent with `Cache-Control: no-store`; nothing resolved is logged or stored.
+         */
+        post: operations["ResolveTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/templates/{templateId}/revisions": {
@@ -507,6 +571,8 @@ export interface components {
                 /** @description JSON Pointer to the offending value, from the root of its part of the request. */
                 path: string;
             }[];
+            /** @description With `unresolvable-template`: every secret the template refers to that the launching account lacks. */
+            missingSecrets?: string[];
             /** @description With `quota-exceeded`: which quota, its limit and the current use. */
             quota?: {
                 /** @description The most the account may hold. */
@@ -569,6 +635,87 @@ export interface components {
             workersTotal: number;
             /** @description Workers already on the new revision. */
             workersUpdated: number;
+        };
+        /** ResolvedTemplate */
+        ResolvedTemplate: {
+            /** @description The registry credentials, when the launching account owns the template and it names a registry auth; else null. */
+            containerRegistryCredentials: components["schemas"]["ContainerRegistryAuthCredentials"] | null;
+            /** @description The template, its env resolved. Never store or log it. */
+            template: {
+                /**
+                 * @description Compute category, used to filter templates in the UI.
+                 * @enum {string}
+                 */
+                category: "NVIDIA" | "AMD" | "CPU";
+                /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
+                containerDiskInGb: number;
+                /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. */
+                containerRegistryAuthId: string;
+                /**
+                 * Format: date-time
+                 * @description When the template was created (ISO 8601).
+                 */
+                createdAt: string;
+                /** @description Overrides the image ENTRYPOINT when specified. An empty array means the image's own ENTRYPOINT is used. */
+                dockerEntrypoint: string[];
+                /** @description Overrides the image start CMD when specified. An empty array means the image's own start CMD is used. */
+                dockerStartCmd: string[];
+                /** @description Platform credits earned by the creator across all Pods or workers created from it. */
+                earned: number;
+                /** @description The env with each `{{ secret.NAME }}` replaced by the launching account's secret NAME (at most 1048576 bytes in all). */
+                env: {
+                    [key: string]: string;
+                };
+                /**
+                 * @description Unique identifier of the template.
+                 * @example 30zmvf89kd4q
+                 */
+                id: string;
+                /**
+                 * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]path[:tag][@sha256:<64 hex digits>]`. The repository path is lowercase: components of lowercase letters and digits joined by single separators (`.`, `_`, `__` or dashes), separated by `/`. The first component is a registry host when it has a `.` or a `:port` or is `localhost` (host names may have capitals). The tag is 1 to 128 letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
+                 * @example runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04
+                 */
+                imageName: string;
+                /** @description `true` when the template is an official template managed by the platform. */
+                isPlatform: boolean;
+                /** @description `true`: public, usable by any user. `false`: private, usable only by the creator. */
+                isPublic: boolean;
+                /** @description `true`: instances created from the template are Serverless workers. `false`: they are Pods. */
+                isServerless: boolean;
+                /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. */
+                name: string;
+                /**
+                 * @description Ports exposed on a Pod or worker, each `<port number>/<protocol>` with protocol `http` or `tcp`.
+                 * @example [
+                 *       "8888/http",
+                 *       "22/tcp"
+                 *     ]
+                 */
+                ports: string[];
+                /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+                readme: string;
+                /** @description Revision number: 1 at creation, one more on every change. */
+                revision: number;
+                /** @description Minutes of runtime of all Pods or workers created from the template. */
+                runtimeInMin: number;
+                /**
+                 * Format: date-time
+                 * @description When the template last changed (ISO 8601).
+                 */
+                updatedAt: string;
+                /** @description Gigabytes on the local network volume of a Pod or worker. Data on it persists across restarts. */
+                volumeInGb: number;
+                /** @description Absolute path where a volume is mounted when one is attached, written in normal form: not "/", and no empty ("//", a "/" at the end), "." or ".." segment, and no control characters. */
+                volumeMountPath: string;
+            };
+        };
+        /** ResolveInput */
+        ResolveInput: {
+            /**
+             * @description The launching account, named as `podplate keys create --user` named it: its secrets fill the references.
+             * @example alice
+             */
+            account: string;
         };
         /** Revision */
         Revision: {
@@ -643,6 +790,32 @@ export interface components {
         RollbackInput: {
             /** @description The revision whose content becomes the template content again. */
             revision: number;
+        };
+        /**
+         * Secret
+         * @description A secret of yours, as listed: never its value.
+         */
+        Secret: {
+            /**
+             * Format: date-time
+             * @description When it was first set (ISO 8601).
+             */
+            createdAt: string;
+            /** @description The name references use: `{{ secret.NAME }}`. */
+            name: string;
+            /**
+             * Format: date-time
+             * @description When its value was last set (ISO 8601).
+             */
+            updatedAt: string;
+        };
+        /** SecretInput */
+        SecretInput: {
+            /**
+             * @description The secret's value, at most 32768 bytes. Stored encrypted; never shown again. At most 32768 bytes in UTF-8.
+             * @example hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+             */
+            value: string;
         };
         /** Template */
         Template: {
@@ -2156,6 +2329,260 @@ export interface operations {
             };
         };
     };
+    ListSecrets: {
+        parameters: {
+            query?: {
+                /** @description Where the page starts: taken from the `Link: <…>; rel="next"` header of the page before. */
+                cursor?: string;
+                /** @description Most items in the page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of secrets. */
+            200: {
+                headers: {
+                    /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
+                    link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"][];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    PutSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of the secret, as references name it: like an environment variable name (`HF_TOKEN`).
+                 * @example HF_TOKEN
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecretInput"];
+            };
+        };
+        responses: {
+            /** @description The value was replaced. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description The secret was created. */
+            201: {
+                headers: {
+                    /** @description Where the new resource is, relative to the server. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Quota exceeded */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    DeleteSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of the secret, as references name it: like an environment variable name (`HF_TOKEN`).
+                 * @example HF_TOKEN
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     ListTemplates: {
         parameters: {
             query?: {
@@ -2643,6 +3070,120 @@ export interface operations {
             };
             /** @description Unsupported media type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    ResolveTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ID of the template. */
+                templateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveInput"];
+            };
+        };
+        responses: {
+            /** @description The template, resolved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResolvedTemplate"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Quota exceeded */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Template cannot be resolved */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -22,6 +22,7 @@ export class DomainError extends Error {
       | 'precondition-failed'
       | 'idempotency-mismatch'
       | 'quota-exceeded'
+      | 'unresolvable'
       | 'rate-limited'
       | 'unavailable',
     message: string,

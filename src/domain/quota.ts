@@ -1,14 +1,15 @@
 import { DomainError } from './errors.ts';
 import type { TemplateContent } from './template.ts';
 
-// Quotas per account: how many templates, how many bytes of them, how many endpoints, how many registry auths.
-// 0 turns one off.
+// Quotas per account: how many templates, how many bytes of them, how many endpoints, registry auths and secrets.
+// 0 (or, for secrets, absent) turns one off.
 
 export interface Quotas {
   templates: number;
   bytes: number;
   endpoints: number;
   registryAuths: number;
+  secrets?: number;
 }
 
 /** What an account holds (kept by the database itself, see store migrations 0005 and 0012). */
@@ -26,6 +27,7 @@ const SETTING = {
   bytes: 'QUOTA_BYTES_PER_ACCOUNT',
   endpoints: 'QUOTA_ENDPOINTS_PER_ACCOUNT',
   registryAuths: 'QUOTA_REGISTRY_AUTHS_PER_ACCOUNT',
+  secrets: 'QUOTA_SECRETS_PER_ACCOUNT',
 } as const;
 type Quota = keyof typeof SETTING;
 
@@ -101,4 +103,14 @@ export function quotaExceeded(after: AccountUsage, added: Partial<AccountUsage>,
     );
   }
   return undefined;
+}
+
+/** A new secret refused when the account has `used` already and may have at most `quotas.secrets`. */
+export function secretsQuotaExceeded(used: number, quotas: Quotas): QuotaExceeded | undefined {
+  const limit = quotas.secrets ?? 0;
+  if (limit === 0 || used < limit) return undefined;
+  return new QuotaExceeded(
+    { name: SETTING.secrets, limit, used },
+    `This account has ${n(used)} secrets; an account may have at most ${n(limit)}. Delete one to make room.`,
+  );
 }

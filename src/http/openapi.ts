@@ -27,6 +27,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           description: "Credentials for private registries: a template names one of its owner's, the platform pulls with it.",
         },
         { name: 'account', description: 'Who the caller is.' },
+        {
+          name: 'secrets',
+          description:
+            "Each account's own secrets, sealed at rest: a template's env refers to one as `{{ secret.NAME }}`, resolved at launch for the launching account.",
+        },
         { name: 'operations', description: 'Health, readiness and this document.' },
       ],
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key, `pp_…`.' } } },

@@ -3,6 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type FieldError, RateLimited } from '../domain/errors.ts';
 import { QuotaExceeded } from '../domain/quota.ts';
+import { MissingSecrets } from '../domain/secret.ts';
 import { responseHeader } from './schemas.ts';
 import { fieldErrors } from './validation.ts';
 
@@ -34,6 +35,11 @@ export const Problem = Type.Object(
         { description: 'With `quota-exceeded`: which quota, its limit and the current use.' },
       ),
     ),
+    missingSecrets: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'With `unresolvable-template`: every secret the template refers to that the launching account lacks.',
+      }),
+    ),
   },
   { $id: 'Problem', title: 'Problem' },
 );
@@ -52,6 +58,7 @@ const KINDS = {
   'precondition-failed': { status: 412, slug: 'precondition-failed', title: 'Precondition failed' },
   'payload-too-large': { status: 413, slug: 'payload-too-large', title: 'Payload too large' },
   'unsupported-media-type': { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
+  unresolvable: { status: 422, slug: 'unresolvable-template', title: 'Template cannot be resolved' },
   'idempotency-mismatch': { status: 422, slug: 'idempotency-key-reused', title: 'Idempotency key reused' },
   'quota-exceeded': { status: 403, slug: 'quota-exceeded', title: 'Quota exceeded' },
   'rate-limited': { status: 429, slug: 'rate-limited', title: 'Too many requests' },
@@ -83,18 +90,24 @@ const PROBLEM_HEADERS: Record<number, Record<string, unknown>> = {
   503: { 'retry-after': responseHeader.retryAfter },
 };
 
-/** Response entries for the OpenAPI document, one per status a route can answer with. */
-export function problemResponses(...statuses: number[]) {
+/**
+ * Response entries for the OpenAPI document, one per status a route can answer with: a status alone is described by
+ * the title of its (last) kind, `[status, description]` by the description given.
+ */
+export function problemResponses(...statuses: (number | [number, string])[]) {
   const descriptions = Object.fromEntries(Object.values(KINDS).map((k) => [k.status, k.title]));
   return Object.fromEntries(
-    statuses.map((status) => [
-      status,
-      {
-        description: descriptions[status],
-        ...(PROBLEM_HEADERS[status] && { headers: PROBLEM_HEADERS[status] }),
-        content: { 'application/problem+json': { schema: Type.Ref(Problem) } },
-      },
-    ]),
+    statuses.map((entry) => {
+      const [status, description] = typeof entry === 'number' ? [entry, descriptions[entry]] : entry;
+      return [
+        status,
+        {
+          description,
+          ...(PROBLEM_HEADERS[status] && { headers: PROBLEM_HEADERS[status] }),
+          content: { 'application/problem+json': { schema: Type.Ref(Problem) } },
+        },
+      ];
+    }),
   );
 }
 
@@ -102,6 +115,7 @@ const PART: Record<string, Part> = { body: 'body', querystring: 'query', params:
 
 function toProblem(error: FastifyError): Problem {
   if (error instanceof QuotaExceeded) return { ...problem(error.kind, error.message), quota: error.quota };
+  if (error instanceof MissingSecrets) return { ...problem(error.kind, error.message), missingSecrets: error.missing };
   if (error instanceof DomainError) {
     return problem(error.kind, error.message, error.errors);
   }

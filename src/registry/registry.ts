@@ -3,6 +3,7 @@ import { type HistoryBounds, KEEP_ALL } from '../domain/revision.ts';
 import { Releases } from '../releases/releases.ts';
 import type { Keyring } from '../secrets/keyring.ts';
 import type { DatabaseFigures, Store } from '../store/store.ts';
+import { AccountSecrets } from './account-secrets.ts';
 import { Endpoints } from './endpoints.ts';
 import { Housekeeping } from './housekeeping.ts';
 import { Keys } from './keys.ts';
@@ -21,7 +22,7 @@ export interface RegistryOptions {
   /** Failed authentications one client address may make a minute before they are answered 429; 0 turns it off. */
   authFailuresPerMinute?: number;
   /**
-   * The keys that seal secrets at rest (registry passwords). Only what seals or opens a secret needs them: without,
+   * The keys that seal secrets at rest (registry passwords, accounts' secrets). Only what seals or opens a secret needs them: without,
    * those use cases fail, and the rest (the admin's key commands) works.
    */
   keyring?: Keyring;
@@ -41,9 +42,12 @@ export class Registry {
   /** Token buckets: this process's own, or shared by every process of the install (see limits.ts). */
   readonly limits: Limits;
   readonly registryAuths: RegistryAuths;
+  /** The keys that seal secrets: the start-up check and rotation. */
   readonly secrets: Secrets;
   /** Purges what the database would otherwise keep for ever, from a timer the server starts (housekeeping.ts). */
   readonly housekeeping: Housekeeping;
+  /** Accounts' own secrets, and templates resolved with them for a launch. */
+  readonly accountSecrets: AccountSecrets;
 
   constructor(
     private readonly store: Store,
@@ -61,6 +65,7 @@ export class Registry {
     this.registryAuths = new RegistryAuths(store, keyring, options.quotas ?? NO_QUOTAS);
     this.secrets = new Secrets(store, keyring);
     this.housekeeping = new Housekeeping(store, { outboxRetentionDays: options.outboxRetentionDays ?? 7 });
+    this.accountSecrets = new AccountSecrets(store, keyring, options.quotas ?? NO_QUOTAS);
   }
 
   /** Resolves when the database answers. */

@@ -12,6 +12,7 @@ import {
   prunedUpTo,
   type RevisionRecord,
 } from '../domain/revision.ts';
+import { checkReferences, scanPublicEnv } from '../domain/secret.ts';
 import {
   applyUpdate,
   checkSentBack,
@@ -101,6 +102,12 @@ function check(precondition: Precondition | undefined, template: TemplateRecord)
   }
 }
 
+/** A template's env may refer to secrets only by well-formed names, and a public one may hold no literal token. */
+function checkEnv(content: TemplateContent): void {
+  checkReferences(content.env);
+  scanPublicEnv(content);
+}
+
 /** Refuses, inside the write's transaction, a write that took the account past a quota (see domain/quota.ts). */
 async function withinQuotas(tx: Transaction, accountId: string, added: { templates?: number; templateBytes?: number }, quotas: Quotas) {
   const grows = ((added.templates ?? 0) > 0 && quotas.templates > 0) || ((added.templateBytes ?? 0) > 0 && quotas.bytes > 0);
@@ -131,6 +138,7 @@ export class Templates {
       ownerId: caller.accountId,
       endpointId: null,
     };
+    checkEnv(template);
     return once(this.store, caller.accountId, request, async (tx) => {
       await checkRegistryAuth(tx, template.ownerId, template);
       await tx.templates.insert(template);
@@ -256,6 +264,7 @@ async function change(
   const content = await contentFor(current);
   const diff: FieldChange[] = diffContent(current, content);
   if (diff.length === 0) return current;
+  checkEnv(content);
   await checkRegistryAuth(tx, current.ownerId, content);
   const at = now();
   const next: TemplateRecord = { ...current, ...content, revision: current.revision + 1, updatedAt: at };

@@ -122,6 +122,20 @@ export class AccountRepository {
     };
   }
 
+  /** The account named `name`, as `podplate keys create --user` named it. */
+  async findByName(name: string): Promise<{ id: string; role: Role } | undefined> {
+    return this.core.db.selectFrom('accounts').select(['id', 'role']).where('name', '=', name).executeTakeFirst();
+  }
+
+  /**
+   * Holds the account's row (FOR UPDATE on PostgreSQL) until the transaction ends: one account's writes that count what
+   * it holds (its secrets, against their quota) take turns. SQLite runs one writing transaction at a time.
+   */
+  async lock(accountId: string): Promise<void> {
+    this.core.requireTransaction('Locking an account');
+    if (this.core.locksRows) await this.core.db.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
+  }
+
   async countKeys(): Promise<number> {
     const row = await this.core.db
       .selectFrom('api_keys')

@@ -143,6 +143,12 @@ export const DUMP_TABLES = [
     ['seq'],
   ),
   table('secret_key_check', { id: 'text', sealed: 'text' }, ['id']),
+  // Secrets too: sealed, as stored.
+  table(
+    'secrets',
+    { seq: 'serial', id: 'text', owner_id: 'text', name: 'text', value: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+    ['seq'],
+  ),
 ] as const satisfies readonly DumpTable[];
 
 /**

@@ -161,6 +161,18 @@ export interface RegistryAuthsTable {
   created_at: string;
 }
 
+/** An account's secrets (migration 0011). */
+export interface SecretsTable {
+  seq: Generated<number>;
+  id: string;
+  owner_id: string;
+  name: string;
+  /** Sealed (secrets/keyring.ts): never the value in plain text. */
+  value: string;
+  created_at: string;
+  updated_at: string;
+}
+
 /** One row, sealed under the key that sealed the first secret: a process with another key refuses to start. */
 export interface SecretKeyCheckTable {
   id: string;
@@ -181,4 +193,5 @@ export interface Tables {
   rate_buckets: RateBucketsTable;
   registry_auths: RegistryAuthsTable;
   secret_key_check: SecretKeyCheckTable;
+  secrets: SecretsTable;
 }

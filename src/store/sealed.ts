@@ -22,10 +22,12 @@ export const REGISTRY_AUTH_PASSWORDS = {
   column: 'password',
 } as const satisfies SealedColumn;
 
+export const SECRET_VALUES = { what: 'secrets', table: 'secrets', key: 'id', column: 'value' } as const satisfies SealedColumn;
+
 export const KEY_CHECK = { what: 'key checks', table: 'secret_key_check', key: 'id', column: 'sealed' } as const satisfies SealedColumn;
 
 /** Every sealed column, in the order rotation visits them. */
-export const SEALED_COLUMNS: readonly SealedColumn[] = [KEY_CHECK, REGISTRY_AUTH_PASSWORDS];
+export const SEALED_COLUMNS: readonly SealedColumn[] = [KEY_CHECK, REGISTRY_AUTH_PASSWORDS, SECRET_VALUES];
 
 /** The associated data of a sealed value: its table, column and row, so that a value copied to another place won't open. */
 export const sealedContext = (column: SealedColumn, key: string): string => `${column.table}.${column.column}/${key}`;

@@ -15,6 +15,7 @@ import { RegistryAuthRepository } from './registry-auths.ts';
 import type { Tables } from './schema.ts';
 import { assertOutside, Scope, within, withTimeLimit } from './scope.ts';
 import { SealedRepository } from './sealed.ts';
+import { SecretRepository } from './secrets.ts';
 import { TemplateRepository } from './templates.ts';
 import { UsageRepository } from './usage.ts';
 
@@ -31,6 +32,7 @@ export abstract class Repositories {
   readonly rateBuckets: RateBucketRepository;
   readonly registryAuths: RegistryAuthRepository;
   readonly sealed: SealedRepository;
+  readonly secrets: SecretRepository;
 
   protected constructor(core: Core) {
     this.templates = new TemplateRepository(core);
@@ -42,6 +44,7 @@ export abstract class Repositories {
     this.rateBuckets = new RateBucketRepository(core);
     this.registryAuths = new RegistryAuthRepository(core);
     this.sealed = new SealedRepository(core);
+    this.secrets = new SecretRepository(core);
   }
 }
 

@@ -36,6 +36,7 @@ test('documents every operation with its error responses', async () => {
     'CreateTemplate',
     'DeleteContainerRegistryAuth',
     'DeleteEndpoint',
+    'DeleteSecret',
     'DeleteTemplate',
     'GetContainerRegistryAuth',
     'GetContainerRegistryAuthCredentials',
@@ -46,13 +47,16 @@ test('documents every operation with its error responses', async () => {
     'ListContainerRegistryAuths',
     'ListEndpointReleases',
     'ListEndpoints',
+    'ListSecrets',
     'ListTemplateRevisions',
     'ListTemplates',
     'Metrics',
     'PatchTemplate',
+    'PutSecret',
     'Ready',
     'ReportReleaseProgress',
     'ReportTemplateUsage',
+    'ResolveTemplate',
     'RollbackTemplate',
     'UpdateEndpoint',
     'UpdateTemplate',
@@ -86,6 +90,21 @@ test("registry auths: the public API's names and shapes; the password is write-o
   assert.deepEqual([p.name.maxLength, p.username.maxLength, p.password.maxLength, p.password.writeOnly], [255, 255, 16384, true]);
   const create = doc.paths['/v1/containerregistryauth'].post;
   assert.equal(create.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/ContainerRegistryAuth');
+});
+
+test('secrets: names like env names, values write-only and never in a response; the resolve for platform keys', async () => {
+  const doc = (await h.call('GET', '/v1/openapi.json')).body;
+  const { Secret, SecretInput, ResolvedTemplate, Problem } = doc.components.schemas;
+  assert.deepEqual(Object.keys(Secret.properties), ['name', 'createdAt', 'updatedAt']);
+  assert.deepEqual([SecretInput.properties.value.maxLength, SecretInput.properties.value.writeOnly], [32768, true]);
+  const put = doc.paths['/v1/secrets/{name}'].put;
+  assert.equal(put.parameters[0].schema.pattern, '^[A-Za-z_][A-Za-z0-9_]*$');
+  assert.ok(put.responses['201'].headers.location);
+  const resolve = doc.paths['/v1/templates/{templateId}/resolve'].post;
+  for (const status of ['200', '403', '404', '422']) assert.ok(resolve.responses[status], status);
+  assert.equal(resolve.responses['422'].description, 'Template cannot be resolved');
+  assert.deepEqual(Object.keys(ResolvedTemplate.properties), ['template', 'containerRegistryCredentials']);
+  assert.ok(Problem.properties.missingSecrets);
 });
 
 test('states every bound of the validation table, from the schemas that validate', async () => {

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { Keyring, newKeyText } from '../../src/secrets/keyring.ts';
 import { type Database, DIALECTS, type DialectName, freshDatabase, type Harness, openHarness, startHarness } from '../support/harness.ts';
 import { type Install, observe, populate } from '../support/install.ts';
 import { BIN } from '../support/process.ts';
@@ -24,6 +25,9 @@ function podplate(args: string[], databaseUrl: string, input?: string) {
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+// Secrets travel sealed, as stored: the copy opens them with the same SECRETS_KEY as the original (docs/operations.md).
+const keyring = Keyring.fromText(newKeyText());
 
 let files = 0;
 function exportOf(database: Database): string {
@@ -101,7 +105,7 @@ for (const [title, from, path] of directions) {
     let install: Install;
     let expected: string[];
     before(async () => {
-      source = await startHarness(from);
+      source = await startHarness(from, { keyring });
       install = await populate(source);
       expected = await observe(source, install);
     });
@@ -111,8 +115,12 @@ for (const [title, from, path] of directions) {
       let file = exportOf(source.database);
       const rows = rowsOf(file);
       assert.ok(rows.length > 50);
+      const text = readFileSync(file, 'utf8');
+      assert.match(text, /\{"table":"secrets"/, 'secrets travel');
+      assert.equal(text.includes('hf-value-of-alice'), false, 'as ciphertext, never in plain text');
+      assert.ok(expected.some((answer) => answer.startsWith('resolve for bob 200') && answer.includes('hf-value-of-bob')));
       for (const [hop, dialect] of path.entries()) {
-        const h = await openHarness(await importInto(dialect, file));
+        const h = await openHarness(await importInto(dialect, file), { keyring });
         try {
           assertSameAnswers(await observe(h, install), expected, `after hop ${hop + 1} (${dialect})`);
           file = exportOf(h.database);
@@ -434,7 +442,7 @@ describe('import refuses what it must, and changes nothing', () => {
     try {
       const r = podplate(['import'], target.url, out.stdout);
       assert.equal(r.code, 0, r.stderr);
-      assert.match(r.stderr, /Imported 26 templates/);
+      assert.match(r.stderr, /Imported 27 templates/);
     } finally {
       await target.drop();
     }

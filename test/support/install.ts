@@ -16,7 +16,7 @@ const FILTERS = ['', '&category=AMD', '&isServerless=true', '&isServerless=false
 
 async function ok(
   h: Harness,
-  method: 'GET' | 'POST' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   url: string,
   key: string,
   body?: unknown,
@@ -27,7 +27,10 @@ async function ok(
   return r.body;
 }
 
-/** Accounts, keys (one revoked), templates of every kind with history, endpoints with releases, usage, kept responses. */
+/**
+ * Accounts, keys (one revoked), templates of every kind with history, endpoints with releases, usage, kept responses,
+ * and secrets with a public template that refers to them.
+ */
 export async function populate(h: Harness): Promise<Install> {
   const keys: Record<string, string> = {
     alice: await h.key('alice'),
@@ -111,6 +114,12 @@ export async function populate(h: Harness): Promise<Install> {
       earned: 1.25 + i / 3,
     });
   }
+  // Secrets, sealed: each of alice and bob has their own HF_TOKEN; a public template of alice's refers to it.
+  for (const owner of ['alice', 'bob']) {
+    await ok(h, 'PUT', '/v1/secrets/HF_TOKEN', keys[owner] as string, { value: `hf-value-of-${owner}` });
+    await ok(h, 'PUT', '/v1/secrets/SPARE', keys[owner] as string, { value: `spare of ${owner} ✓` });
+  }
+  await create('alice', { name: 'needs a token', imageName: 'acme/sdxl:1', isPublic: true, env: { HF_TOKEN: '{{ secret.HF_TOKEN }}' } });
   return { keys, templateIds, endpointIds };
 }
 
@@ -140,11 +149,18 @@ export async function observe(h: Harness, install: Install): Promise<string[]> {
       while (url) url = /<([^>]+)>;\s*rel="next"/.exec(String((await look(url, key)).headers.link ?? ''))?.[1];
     }
     await look('/v1/endpoints', key);
+    await look('/v1/secrets', key);
     for (const id of install.endpointIds) {
       await look(`/v1/endpoints/${id}`, key);
       let url: string | undefined = `/v1/endpoints/${id}/releases?limit=1`;
       while (url) url = /<([^>]+)>;\s*rel="next"/.exec(String((await look(url, key)).headers.link ?? ''))?.[1];
     }
+  }
+  // The platform resolves the template that needs a token for each account: the secrets open in the copy too.
+  const needs = install.templateIds[install.templateIds.length - 1] as string;
+  for (const account of ['alice', 'bob', 'carol']) {
+    const r = await h.call('POST', `/v1/templates/${needs}/resolve`, { key: install.keys.ops, body: { account } });
+    seen.push(`resolve for ${account} ${r.status}\n${r.text}`);
   }
   return seen;
 }

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const UI = fileURLToPath(new URL('../../ui/', import.meta.url));
+/** Server code the UI bundles too (the token formats it masks). */
+const SHARED = [fileURLToPath(new URL('../../src/domain/token-formats.ts', import.meta.url))];
 
 function newest(dir: string): number {
   let latest = 0;
@@ -19,7 +21,8 @@ function newest(dir: string): number {
 /** Builds the UI (npm run build:ui) when ui/dist is missing or older than its sources, so tests never see a stale one. */
 export function ensureUiBuilt(): void {
   const index = join(UI, 'dist', 'index.html');
-  if (existsSync(index) && statSync(index).mtimeMs >= newest(UI)) return;
+  const sources = Math.max(newest(UI), ...SHARED.map((file) => statSync(file).mtimeMs));
+  if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
   const build = spawnSync('npm', ['run', 'build:ui'], { cwd: join(UI, '..'), encoding: 'utf8', timeout: 120_000 });
   if (build.status !== 0) throw new Error(`npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
 }

@@ -6,6 +6,7 @@ import {
   type RegistryAuth,
   type Release,
   type Revision,
+  type Secret,
   type Template,
   type TemplateListItem,
 } from './model.ts';
@@ -183,4 +184,20 @@ export const api = {
   createRegistryAuth: async (body: { name: string; username: string; password: string }) =>
     (await call<RegistryAuth>('POST', '/v1/containerregistryauth', { body })).data,
   removeRegistryAuth: (authId: string) => call<null>('DELETE', `/v1/containerregistryauth/${id(authId)}`),
+  secrets: () => page<Secret>('/v1/secrets?limit=100'),
+  secretsAt: (url: string) => page<Secret>(url),
+  /** The names of every secret of the caller, all pages (for the template form's picker). */
+  allSecretNames: async () => {
+    const names: string[] = [];
+    let next: string | undefined = '/v1/secrets?limit=1000';
+    while (next) {
+      const one: Page<Secret> = await page<Secret>(next);
+      names.push(...one.items.map((s) => s.name));
+      next = one.next;
+    }
+    return names.sort();
+  },
+  /** Creates the secret, or replaces its value. */
+  putSecret: async (name: string, value: string) => (await call<Secret>('PUT', `/v1/secrets/${id(name)}`, { body: { value } })).data,
+  removeSecret: (name: string) => call<null>('DELETE', `/v1/secrets/${id(name)}`),
 };

@@ -9,6 +9,7 @@ import { formView } from './views/form.ts';
 import { historyView } from './views/history.ts';
 import { listView } from './views/list.ts';
 import { registryAuthsView } from './views/registry-auths.ts';
+import { secretsView } from './views/secrets.ts';
 import { signInView } from './views/signin.ts';
 import { detailView } from './views/template.ts';
 import type { View } from './views/view.ts';
@@ -40,6 +41,7 @@ function renderNav(signedIn: boolean, section: string | undefined): void {
     h('a', { href: href('/new'), 'aria-current': current('new') }, 'New template'),
     h('a', { href: href('/endpoints'), 'aria-current': current('endpoints', 'e') }, 'Endpoints'),
     h('a', { href: href('/registry'), 'aria-current': current('registry') }, 'Registry credentials'),
+    h('a', { href: href('/secrets'), 'aria-current': current('secrets') }, 'Secrets'),
     h(
       'button',
       {
@@ -67,6 +69,7 @@ function pick(path: string[]): View {
   if (first === 'endpoints') return id === 'new' ? endpointFormView(undefined) : endpointsView;
   if (first === 'e' && id) return sub === 'edit' ? endpointFormView(id) : endpointView(id);
   if (first === 'registry') return registryAuthsView;
+  if (first === 'secrets') return secretsView;
   return listView;
 }
 

@@ -13,6 +13,7 @@ export type Revision = Schemas['Revision'];
 export type Endpoint = Schemas['Endpoint'];
 export type Release = Schemas['Release'];
 export type RegistryAuth = Schemas['ContainerRegistryAuth'];
+export type Secret = Schemas['Secret'];
 /** An RFC 9457 problem body, as every API error is. */
 export type Problem = Schemas['Problem'];
 export type FieldError = NonNullable<Problem['errors']>[number];

@@ -10,6 +10,7 @@ import * as registryAuths from './0007-registry-auths.ts';
 import * as notifyChanges from './0008-notify-changes.ts';
 import * as housekeeping from './0009-housekeeping.ts';
 import * as search from './0010-search.ts';
+import * as secrets from './0011-secrets.ts';
 import * as historyQuota from './0012-history-quota.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
@@ -26,6 +27,7 @@ const ordered: [string, DialectMigration][] = [
   ['0008-notify-changes', notifyChanges],
   ['0009-housekeeping', housekeeping],
   ['0010-search', search],
+  ['0011-secrets', secrets],
   ['0012-history-quota', historyQuota],
 ];
 

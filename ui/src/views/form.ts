@@ -18,6 +18,7 @@ import {
 import { go, href } from '../router.ts';
 import { confirmDialog, endpointRunning, liveBadge, problemBox } from './common.ts';
 import { diffTable } from './history.ts';
+import { secretPicker } from './secrets.ts';
 import type { View } from './view.ts';
 
 // Create and edit: one form for every field. Values are not judged here; the API's problem body names each bad field
@@ -64,6 +65,7 @@ export const formView =
     let current: Template | undefined;
     let endpoint: Endpoint | undefined;
     // The caller's registry credentials, for the registry auth select; without them the select offers none.
+    const secrets = api.allSecretNames().catch(() => [] as string[]);
     const auths = api.allRegistryAuths().then(
       (all) => ({ all, error: undefined }),
       (error: unknown) => ({ all: [] as RegistryAuth[], error }),
@@ -83,6 +85,7 @@ export const formView =
       if (!alive()) return;
     }
     const registryAuths = await auths;
+    const secretNames = await secrets;
     if (!alive()) return;
     if (from && current) {
       form.name = `${current.name} (copy)`;
@@ -219,6 +222,9 @@ export const formView =
             { class: 'row', role: 'group', 'aria-label': `Variable ${i + 1}` },
             h('div', { class: 'field' }, h('label', { for: nameId }, `Name ${i + 1}`), name),
             h('div', { class: 'field grow' }, h('label', { for: valueId }, `Value ${i + 1}`), value),
+            secretPicker(secretNames, value, `Insert a secret into value ${i + 1}`, (text) => {
+              row.value = text;
+            }),
             h(
               'button',
               {

@@ -1,3 +1,4 @@
+import { maskTokens } from '../../../src/domain/token-formats.ts';
 import { api, type Page, type Versioned } from '../api.ts';
 import { changeRows, diffOf } from '../diff.ts';
 import { h, show, when } from '../dom.ts';
@@ -7,9 +8,10 @@ import { confirmDialog, endpointRunning, liveBadge, morePager, problemBox } from
 import type { View } from './view.ts';
 
 const value = (text: string | undefined, tag: 'del' | 'ins') =>
-  text === undefined ? h('span', { class: 'muted' }, '(not set)') : h(tag, {}, text);
+  text === undefined ? h('span', { class: 'muted' }, '(not set)') : h(tag, {}, maskTokens(text));
 
-/** A diff, one row per field by its label in the form, one per environment variable. */
+/** A diff, one row per field by its label in the form, one per environment variable; values in a well-known token
+ * format masked (`hf_••••••••`). */
 export function diffTable(diff: FieldChange[], caption: string): HTMLElement {
   return h(
     'table',

@@ -4,6 +4,7 @@ import { renderMarkdown, scrollToHeadings } from '../markdown.ts';
 import type { Endpoint, Template } from '../model.ts';
 import { go, href } from '../router.ts';
 import { badges, copyButton, endpointRunning, heading, liveBadge, problemBox } from './common.ts';
+import { maskedValue } from './secrets.ts';
 import type { View } from './view.ts';
 
 const list = (items: string[]) =>
@@ -15,6 +16,7 @@ const list = (items: string[]) =>
       )
     : h('span', { class: 'muted' }, 'image default');
 
+/** The template's fields (the environment is shown on its own, below). */
 function fields(t: Template, authName: string | undefined): HTMLElement {
   const env = Object.entries(t.env);
   const row = (term: string, ...value: (Node | string)[]) => [h('dt', {}, term), h('dd', {}, ...value)];
@@ -52,8 +54,11 @@ function fields(t: Template, authName: string | undefined): HTMLElement {
   );
 }
 
-/** The environment on its own, the whole width: names and values never squeezed beside the readme. */
-function environment(t: Template): HTMLElement | null {
+/**
+ * The environment on its own, the whole width: names and values never squeezed beside the readme. Values are masked
+ * with a reveal per row when `owned` (others' public templates hold no token: scanning refuses them).
+ */
+function environment(t: Template, owned: boolean): HTMLElement | null {
   const env = Object.entries(t.env);
   if (!env.length) return null;
   const dotenv = env.map(([k, v]) => `${k}=${v}`).join('\n');
@@ -76,7 +81,7 @@ function environment(t: Template): HTMLElement | null {
         h(
           'tbody',
           {},
-          env.map(([k, v]) => h('tr', {}, h('td', {}, h('code', {}, k)), h('td', {}, h('code', {}, v)))),
+          env.map(([k, v]) => h('tr', {}, h('td', {}, h('code', {}, k)), h('td', {}, owned ? maskedValue(k, v) : h('code', {}, v)))),
         ),
       ),
     ),
@@ -177,7 +182,7 @@ export const detailView =
         fields(t, authName),
         hasReadme ? h('section', { class: 'card', 'aria-labelledby': 'readme-h' }, h('h2', { id: 'readme-h' }, 'Readme'), readme) : null,
       ),
-      environment(t),
+      environment(t, owned),
       hasReadme ? null : h('p', { class: 'muted' }, 'No readme.'),
     );
   };

@@ -1,0 +1,229 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { DomainError, escapePointer, type FieldError, invalid } from './errors.ts';
+import { RegistryAuthCredentials } from './registry-auth.ts';
+import { ENV_NAME, Template } from './template.ts';
+import { firstToken } from './token-formats.ts';
+
+// Secrets: values an account keeps sealed, named like env variables, and the references to them a template's env may
+// hold, `{{ secret.NAME }}`. A template holds only the reference; the launching account's own secret replaces it at
+// launch (POST /v1/templates/{id}/resolve), so a public template says what it needs and each user supplies their own.
+
+export const SECRET_VALUE_MAX = 32768;
+/** What one resolve may make of a template's env: its values with every reference replaced, in bytes. */
+export const RESOLVED_ENV_MAX = 1024 * 1024;
+/** Names are env names, but short enough to travel in a URL path (the router reads path segments of up to 200). */
+export const SECRET_NAME_MAX = 128;
+
+export const SecretName = Type.String({
+  minLength: 1,
+  maxLength: SECRET_NAME_MAX,
+  pattern: ENV_NAME,
+  errorMessage: `secret names must match ${ENV_NAME}`,
+  description: 'The name of the secret, as references name it: like an environment variable name (`HF_TOKEN`).',
+  examples: ['HF_TOKEN'],
+});
+
+export const SecretNameParam = Type.Object({ name: SecretName }, { additionalProperties: false });
+
+export const SecretPut = Type.Object(
+  {
+    value: Type.String({
+      minLength: 1,
+      maxLength: SECRET_VALUE_MAX,
+      'x-max-bytes': SECRET_VALUE_MAX,
+      writeOnly: true,
+      description: `The secret's value, at most ${SECRET_VALUE_MAX} bytes. Stored encrypted; never shown again.`,
+      examples: ['hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'],
+    }),
+  },
+  { additionalProperties: false, $id: 'SecretInput', title: 'SecretInput' },
+);
+export type SecretPut = Static<typeof SecretPut>;
+
+export const Secret = Type.Object(
+  {
+    name: Type.String({ description: 'The name references use: `{{ secret.NAME }}`.' }),
+    createdAt: Type.String({ format: 'date-time', description: 'When it was first set (ISO 8601).' }),
+    updatedAt: Type.String({ format: 'date-time', description: 'When its value was last set (ISO 8601).' }),
+  },
+  {
+    $id: 'Secret',
+    title: 'Secret',
+    additionalProperties: false,
+    description: 'A secret of yours, as listed: never its value.',
+  },
+);
+export type Secret = Static<typeof Secret>;
+
+/** A secret as stored, but for its value. */
+export interface SecretRecord extends Secret {
+  id: string;
+  ownerId: string;
+}
+
+/** As stored: with the value sealed (see secrets/keyring.ts), never in plain text. */
+export interface SealedSecret extends SecretRecord {
+  sealedValue: string;
+}
+
+export const shownSecret = ({ name, createdAt, updatedAt }: SecretRecord): Secret => ({ name, createdAt, updatedAt });
+
+const NAME = new RegExp(ENV_NAME);
+const OPEN = '{{';
+const CLOSE = '}}';
+const KEYWORD = 'secret.';
+
+/** One `{{ secret.NAME }}` in a value: where it is and what it names. */
+interface Reference {
+  start: number;
+  end: number;
+  name: string;
+}
+
+/**
+ * The secret references in `value`, in order, or what is wrong with the first malformed one. A `{{` that does not go
+ * on (after spaces) with `secret.` is text like any other (a template engine's, say), left alone. One pass.
+ */
+export function referencesIn(value: string): { references: Reference[]; malformed?: string } {
+  const references: Reference[] = [];
+  let at = value.indexOf(OPEN);
+  while (at >= 0) {
+    let i = at + OPEN.length;
+    while (value[i] === ' ') i++;
+    if (!value.startsWith(KEYWORD, i)) {
+      at = value.indexOf(OPEN, at + 1);
+      continue;
+    }
+    const close = value.indexOf(CLOSE, i);
+    if (close < 0) return { references, malformed: 'has a "{{ secret." that is not closed with "}}"' };
+    const name = value.slice(i + KEYWORD.length, close).trimEnd();
+    if (name.length === 0 || name.length > SECRET_NAME_MAX || !NAME.test(name)) {
+      return {
+        references,
+        malformed: `has a secret reference whose name ${JSON.stringify(name.slice(0, 40))} does not match ${ENV_NAME}; write {{ secret.NAME }}`,
+      };
+    }
+    references.push({ start: at, end: close + CLOSE.length, name });
+    at = value.indexOf(OPEN, close + CLOSE.length);
+  }
+  return { references };
+}
+
+/** Refuses an env with a malformed secret reference (400 naming each such key). Every template is checked. */
+export function checkReferences(env: Record<string, string>): void {
+  const errors: FieldError[] = [];
+  for (const [key, value] of Object.entries(env)) {
+    const { malformed } = referencesIn(value);
+    if (malformed) errors.push({ path: `/env/${escapePointer(key)}`, message: malformed });
+  }
+  if (errors.length > 0) {
+    throw invalid(`Malformed secret references in env: ${errors.map((e) => e.path.slice(5)).join(', ')}.`, errors);
+  }
+}
+
+/**
+ * Refuses a public template whose env holds a literal token of a well-known format (400 naming each such key): a
+ * public template is readable by everyone. Private templates are not scanned. Linear in the env's size.
+ */
+export function scanPublicEnv(template: { isPublic: boolean; env: Record<string, string> }): void {
+  if (!template.isPublic) return;
+  const errors: FieldError[] = [];
+  for (const [key, value] of Object.entries(template.env)) {
+    const token = firstToken(value);
+    if (token) {
+      errors.push({
+        path: `/env/${escapePointer(key)}`,
+        message: `holds what looks like ${token.format.name} in a public template; store it as a secret and write {{ secret.${key} }} instead`,
+      });
+    }
+  }
+  if (errors.length > 0) {
+    throw invalid(
+      `A public template is readable by everyone, and its env holds what looks like a token: ${errors.map((e) => e.path.slice(5)).join(', ')}. ` +
+        'Store the value as a secret (PUT /v1/secrets/{name}) and refer to it with {{ secret.NAME }}.',
+      errors,
+    );
+  }
+}
+
+/** The names of every secret `env` refers to, each once, in the order of first use. */
+export function referencedNames(env: Record<string, string>): string[] {
+  const names = new Set<string>();
+  for (const value of Object.values(env)) for (const r of referencesIn(value).references) names.add(r.name);
+  return [...names];
+}
+
+/** A template that can't be resolved for the launching account: the secrets it refers to that the account lacks. */
+export class MissingSecrets extends DomainError {
+  constructor(readonly missing: string[]) {
+    super(
+      'unresolvable',
+      `The launching account has no secret named ${missing.join(', ')}, which the template's env refers to; ` +
+        'it must set them (PUT /v1/secrets/{name}) before launching.',
+    );
+  }
+}
+
+/**
+ * `env` with each reference replaced by the value of the secret it names, from `values` (the launching account's). A
+ * MissingSecrets listing every name `values` lacks; refused as well when the result would pass RESOLVED_ENV_MAX bytes.
+ */
+export function resolveEnv(env: Record<string, string>, values: ReadonlyMap<string, string>): Record<string, string> {
+  const missing = referencedNames(env).filter((name) => !values.has(name));
+  if (missing.length > 0) throw new MissingSecrets(missing);
+  const resolved: Record<string, string> = {};
+  let bytes = 0;
+  for (const [key, value] of Object.entries(env)) {
+    const { references } = referencesIn(value);
+    let text = '';
+    let at = 0;
+    for (const r of references) {
+      const secret = values.get(r.name) as string;
+      bytes += Buffer.byteLength(secret) + Buffer.byteLength(value.slice(at, r.start));
+      if (bytes > RESOLVED_ENV_MAX) {
+        throw new DomainError(
+          'unresolvable',
+          `The template's env, with its secret references replaced, would pass ${RESOLVED_ENV_MAX} bytes at ${key}.`,
+        );
+      }
+      text += value.slice(at, r.start) + secret;
+      at = r.end;
+    }
+    resolved[key] = at === 0 ? value : text + value.slice(at);
+  }
+  return resolved;
+}
+
+export const ResolveInput = Type.Object(
+  {
+    account: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'The launching account, named as `podplate keys create --user` named it: its secrets fill the references.',
+      examples: ['alice'],
+    }),
+  },
+  { additionalProperties: false, $id: 'ResolveInput', title: 'ResolveInput' },
+);
+export type ResolveInput = Static<typeof ResolveInput>;
+
+/** What a launch needs of a template: its fields, its env resolved, and the registry credentials when they are the launcher's. */
+export const ResolvedTemplateSchema = Type.Object(
+  {
+    template: Type.Object(
+      {
+        ...Template.properties,
+        env: Type.Unsafe<Record<string, string>>({
+          type: 'object',
+          additionalProperties: { type: 'string' },
+          description: `The env with each \`{{ secret.NAME }}\` replaced by the launching account's secret NAME (at most ${RESOLVED_ENV_MAX} bytes in all).`,
+        }),
+      },
+      { additionalProperties: false, description: 'The template, its env resolved. Never store or log it.' },
+    ),
+    containerRegistryCredentials: Type.Union([Type.Ref(RegistryAuthCredentials), Type.Null()], {
+      description: 'The registry credentials, when the launching account owns the template and it names a registry auth; else null.',
+    }),
+  },
+  { additionalProperties: false, $id: 'ResolvedTemplate', title: 'ResolvedTemplate' },
+);
