@@ -118,7 +118,13 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     ensureUiBuilt();
     mkdirSync(SHOTS, { recursive: true });
     dir = mkdtempSync(join(tmpdir(), 'podplate-ui-'));
-    const env = { DATABASE_URL: `sqlite:${join(dir, 'podplate.db')}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' };
+    // More revisions kept than the default 100, so that a long history has a second page (REVISIONS_KEPT_PER_TEMPLATE).
+    const env = {
+      DATABASE_URL: `sqlite:${join(dir, 'podplate.db')}`,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      REVISIONS_KEPT_PER_TEMPLATE: '1000',
+    };
     server = await startServer(env);
     keys.platform = /pp_[A-Za-z0-9_-]{43}/.exec(server.stderr())?.[0] ?? '';
     assert.ok(keys.platform, 'the bootstrap platform key is printed');
