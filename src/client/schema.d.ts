@@ -1604,7 +1604,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1759,7 +1759,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden, or a quota exceeded (the problem type says which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2198,7 +2198,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2719,7 +2719,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden, or a quota exceeded (the problem type says which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2755,7 +2755,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Idempotency key reused */
+            /** @description Template cannot be resolved */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2913,7 +2913,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3023,7 +3023,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden, or a quota exceeded (the problem type says which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3146,7 +3146,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3263,7 +3263,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3359,7 +3359,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden, or a quota exceeded (the problem type says which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3413,7 +3413,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Idempotency key reused */
+            /** @description Template cannot be resolved */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3496,7 +3496,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden, or a quota exceeded (the problem type says which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3621,7 +3621,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -94,8 +94,18 @@ const PROBLEM_HEADERS: Record<number, Record<string, unknown>> = {
  * Response entries for the OpenAPI document, one per status a route can answer with: a status alone is described by
  * the title of its (last) kind, `[status, description]` by the description given.
  */
+/** A 403 a write answers when it is not the caller's to make, or when it would take the account past a quota. */
+export const FORBIDDEN_OR_QUOTA: [number, string] = [403, 'Forbidden, or a quota exceeded (the problem type says which)'];
+/** A 403 a create answers only when it would take the account past a quota. */
+export const QUOTA_EXCEEDED: [number, string] = [403, 'Quota exceeded'];
+
 export function problemResponses(...statuses: (number | [number, string])[]) {
-  const descriptions = Object.fromEntries(Object.values(KINDS).map((k) => [k.status, k.title]));
+  // The first kind of a status describes it (403: Forbidden); a route that may answer another says so with a pair.
+  const descriptions = Object.fromEntries(
+    Object.values(KINDS)
+      .reverse()
+      .map((k) => [k.status, k.title]),
+  );
   return Object.fromEntries(
     statuses.map((entry) => {
       const [status, description] = typeof entry === 'number' ? [entry, descriptions[entry]] : entry;

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { Endpoint, EndpointCreate, EndpointUpdate } from '../../domain/endpoint.ts';
 import { trimName } from '../../domain/name.ts';
 import { Release, ReleaseProgress } from '../../releases/release.ts';
-import { problemResponses } from '../problem.ts';
+import { FORBIDDEN_OR_QUOTA, problemResponses } from '../problem.ts';
 import { IdParam, linkNext, PageQuery, pageResponse, pageStart, responseHeader } from '../schemas.ts';
 
 const params = IdParam('endpointId', 'endpoint');
@@ -26,7 +26,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
           headers: { location: responseHeader.location },
           content: { 'application/json': { schema: Type.Ref(Endpoint) } },
         },
-        ...problemResponses(400, 401, 403, 409, 413, 415, 429, 503),
+        ...problemResponses(400, 401, FORBIDDEN_OR_QUOTA, 409, 413, 415, 429, 503),
       },
     },
     handler: async (request, reply) => {

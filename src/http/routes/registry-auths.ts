@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { trimName } from '../../domain/name.ts';
 import { RegistryAuth, RegistryAuthCreate, RegistryAuthCredentials, shownRegistryAuth } from '../../domain/registry-auth.ts';
-import { problemResponses } from '../problem.ts';
+import { problemResponses, QUOTA_EXCEEDED } from '../problem.ts';
 import { IdParam, linkNext, PageQuery, pageResponse, pageStart, responseHeader } from '../schemas.ts';
 
 // The public API's names: /containerregistryauth, and containerRegistryAuthId for the path parameter.
@@ -29,7 +29,7 @@ export const registryAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
           headers: { location: responseHeader.location },
           content: { 'application/json': { schema: Type.Ref(RegistryAuth) } },
         },
-        ...problemResponses(400, 401, 403, 409, 413, 415, 429, 503),
+        ...problemResponses(400, 401, QUOTA_EXCEEDED, 409, 413, 415, 429, 503),
       },
     },
     handler: async (request, reply) => {

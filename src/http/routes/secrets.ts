@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ResolvedTemplateSchema, ResolveInput, Secret, SecretNameParam, SecretPut, shownSecret } from '../../domain/secret.ts';
-import { problemResponses } from '../problem.ts';
+import { problemResponses, QUOTA_EXCEEDED } from '../problem.ts';
 import { IdParam, linkNext, PageQuery, pageResponse, pageStart, responseHeader } from '../schemas.ts';
 
 const tags = ['secrets'];
@@ -26,7 +26,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
           headers: { location: responseHeader.location },
           content: { 'application/json': { schema: Type.Ref(Secret) } },
         },
-        ...problemResponses(400, 401, 403, 413, 415, 429, 503),
+        ...problemResponses(400, 401, QUOTA_EXCEEDED, 413, 415, 429, 503),
       },
     },
     handler: async (request, reply) => {

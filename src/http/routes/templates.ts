@@ -7,7 +7,7 @@ import { Template, TemplateCreate, TemplateListItem, type TemplateRecord, Templa
 import { UsageReport } from '../../domain/usage.ts';
 import { etagOf, preconditionFrom } from '../conditional.ts';
 import { idempotencyOf, sendAnswer } from '../idempotency.ts';
-import { problemResponses } from '../problem.ts';
+import { FORBIDDEN_OR_QUOTA, problemResponses } from '../problem.ts';
 import {
   IdParam,
   IncludeQuery,
@@ -73,7 +73,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
           location: responseHeader.location,
           'idempotent-replayed': responseHeader.idempotentReplayed,
         }),
-        ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429, 503),
+        ...problemResponses(400, 401, FORBIDDEN_OR_QUOTA, 409, 413, 415, 422, 429, 503),
       },
     },
     handler: async (request, reply) =>
@@ -144,7 +144,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: Type.Ref(TemplateUpdate),
         response: {
           200: oneTemplate('The template after the update.'),
-          ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 429, 503),
+          ...problemResponses(400, 401, FORBIDDEN_OR_QUOTA, 404, 409, 412, 413, 415, 429, 503),
         },
       },
       handler: async (request, reply) => {
@@ -211,7 +211,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         200: oneTemplate('The template after the rollback; a retry with the same Idempotency-Key gets it again.', {
           'idempotent-replayed': responseHeader.idempotentReplayed,
         }),
-        ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422, 429, 503),
+        ...problemResponses(400, 401, FORBIDDEN_OR_QUOTA, 404, 409, 412, 413, 415, 422, 429, 503),
       },
     },
     handler: async (request, reply) => {
