@@ -184,4 +184,15 @@ forEachDialect('secrets', (dialect) => {
     assert.equal(r.status, 422, r.text.slice(0, 200));
     assert.equal(r.body.type, UNRESOLVABLE);
   });
+
+  test('the 1 MiB bound counts the text around the references too: literal text after the last one is no way past it', async () => {
+    const frank = await h.key('frank');
+    assert.equal((await put('BIG', 'y'.repeat(32768), frank)).status, 201);
+    // 20 values of a reference then 32,000 bytes of text: about 640 KB as written, about 1.3 MB resolved.
+    const env = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`V${i}`, `{{ secret.BIG }}${'t'.repeat(32000)}`]));
+    const t = await template({ isPublic: true, env }, frank);
+    const r = await resolve(t.id, 'frank');
+    assert.equal(r.status, 422, `${r.status} ${r.text.length} bytes`);
+    assert.equal(r.body.type, UNRESOLVABLE);
+  });
 });
