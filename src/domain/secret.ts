@@ -224,6 +224,15 @@ export const ResolveInput = Type.Object(
       description: 'The launching account, named as `podplate keys create --user` named it: its secrets fill the references.',
       examples: ['alice'],
     }),
+    revision: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          "The template's revision the launching user saw and chose: resolved only if the template is still at it (else " +
+          "412), so a change made since — a reference added to another of the user's secrets — reaches no launch unseen.",
+        examples: [3],
+      }),
+    ),
   },
   { additionalProperties: false, $id: 'ResolveInput', title: 'ResolveInput' },
 );
