@@ -348,7 +348,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve a template for a launch (platform keys)
-         * @description The template as the account named in `account` launches it: each `{{ secret.NAME }}` in its env replaced by that account's secret NAME — the launching account's, not the owner's — and the registry credentials when that account owns the template. Platform keys only (403 otherwise). A template the account may not use is a 404; secrets it lacks, a 422 listing each in `missingSecrets`. Sent with `Cache-Control: no-store`; nothing resolved is logged or stored.
+         * @description The template as the account named in `account` launches it: each `{{ secret.NAME }}` in its env replaced by that account's secret NAME — the launching account's, not the owner's — and the registry credentials when that account owns the template. Platform keys only (403 otherwise). A template the account may not use is a 404; secrets it lacks, a 422 listing each in `missingSecrets`. With `revision`, a template no longer at that revision is a 412: pin the revision the user saw, so a change made since (another of their secrets referred to) is not launched unseen. Sent with `Cache-Control: no-store`; nothing resolved is logged or stored.
          */
         post: operations["ResolveTemplate"];
         delete?: never;
@@ -716,6 +716,11 @@ export interface components {
              * @example alice
              */
             account: string;
+            /**
+             * @description The template's revision the launching user saw and chose: resolved only if the template is still at it (else 412), so a change made since — a reference added to another of the user's secrets — reaches no launch unseen.
+             * @example 3
+             */
+            revision?: number;
         };
         /** Revision */
         Revision: {
@@ -3157,6 +3162,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition failed */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -121,11 +121,22 @@ export function checkReferences(env: Record<string, string>): void {
   }
 }
 
+/** What a public template holding a token in its start command or entrypoint is told to do instead. */
+const IN_COMMAND = (name: string) =>
+  `holds what looks like ${name} in a public template; store it as a secret, put {{ secret.NAME }} in the env, ` +
+  'and use the variable here ("$NAME", through a shell)';
+
 /**
- * Refuses a public template whose env holds a literal token of a well-known format (400 naming each such key): a
- * public template is readable by everyone. Private templates are not scanned. Linear in the env's size.
+ * Refuses a public template whose env, start command or entrypoint holds a literal token of a well-known format (400
+ * naming each such env key or command element): a public template is readable by everyone. Private templates are not
+ * scanned. Linear in the size of what is scanned. (The readme is not: its examples look like tokens.)
  */
-export function scanPublicEnv(template: { isPublic: boolean; env: Record<string, string> }): void {
+export function scanPublicEnv(template: {
+  isPublic: boolean;
+  env: Record<string, string>;
+  dockerStartCmd?: readonly string[];
+  dockerEntrypoint?: readonly string[];
+}): void {
   if (!template.isPublic) return;
   const errors: FieldError[] = [];
   for (const [key, value] of Object.entries(template.env)) {
@@ -137,10 +148,16 @@ export function scanPublicEnv(template: { isPublic: boolean; env: Record<string,
       });
     }
   }
+  for (const field of ['dockerEntrypoint', 'dockerStartCmd'] as const) {
+    for (const [i, arg] of (template[field] ?? []).entries()) {
+      const token = firstToken(arg);
+      if (token) errors.push({ path: `/${field}/${i}`, message: IN_COMMAND(token.format.name) });
+    }
+  }
   if (errors.length > 0) {
     throw invalid(
-      `A public template is readable by everyone, and its env holds what looks like a token: ${errors.map((e) => e.path.slice(5)).join(', ')}. ` +
-        'Store the value as a secret (PUT /v1/secrets/{name}) and refer to it with {{ secret.NAME }}.',
+      `A public template is readable by everyone, and it holds what looks like a token: ${errors.map((e) => e.path.slice(1)).join(', ')}. ` +
+        'Store the value as a secret (PUT /v1/secrets/{name}) and refer to it with {{ secret.NAME }} in the env.',
       errors,
     );
   }
@@ -177,18 +194,23 @@ export function resolveEnv(env: Record<string, string>, values: ReadonlyMap<stri
     const { references } = referencesIn(value);
     let text = '';
     let at = 0;
-    for (const r of references) {
-      const secret = values.get(r.name) as string;
-      bytes += Buffer.byteLength(secret) + Buffer.byteLength(value.slice(at, r.start));
+    // Every byte of the result counts, the text around the references too; checked before each piece is added.
+    const add = (n: number) => {
+      bytes += n;
       if (bytes > RESOLVED_ENV_MAX) {
         throw new DomainError(
           'unresolvable',
           `The template's env, with its secret references replaced, would pass ${RESOLVED_ENV_MAX} bytes at ${key}.`,
         );
       }
+    };
+    for (const r of references) {
+      const secret = values.get(r.name) as string;
+      add(Buffer.byteLength(secret) + Buffer.byteLength(value.slice(at, r.start)));
       text += value.slice(at, r.start) + secret;
       at = r.end;
     }
+    add(Buffer.byteLength(value.slice(at)));
     resolved[key] = at === 0 ? value : text + value.slice(at);
   }
   return resolved;
@@ -202,6 +224,15 @@ export const ResolveInput = Type.Object(
       description: 'The launching account, named as `podplate keys create --user` named it: its secrets fill the references.',
       examples: ['alice'],
     }),
+    revision: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          "The template's revision the launching user saw and chose: resolved only if the template is still at it (else " +
+          "412), so a change made since — a reference added to another of the user's secrets — reaches no launch unseen.",
+        examples: [3],
+      }),
+    ),
   },
   { additionalProperties: false, $id: 'ResolveInput', title: 'ResolveInput' },
 );

@@ -26,7 +26,11 @@ export const TOKEN_FORMATS: readonly TokenFormat[] = [
   { name: 'an API key (sk-…)', source: `sk-(?:proj-|svcacct-|admin-|ant-api0[0-9]-)?[A-Za-z0-9_-]{32}` },
   { name: 'an AWS access key id (AKIA…)', source: `(?:AKIA|ASIA)[A-Z0-9]{16}${AFTER}` },
   { name: 'a Slack token (xox…)', source: `xox[abposr]-[0-9]{4,20}-[A-Za-z0-9-]{8,200}` },
-  { name: 'a private key block (-----BEGIN … PRIVATE KEY-----)', source: '-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY-----' },
+  // PEM (RSA, EC, OPENSSH, ENCRYPTED, none) and OpenPGP (`PGP PRIVATE KEY BLOCK`).
+  {
+    name: 'a private key block (-----BEGIN … PRIVATE KEY-----)',
+    source: '-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----',
+  },
 ];
 
 /** Every format at once: one pass over the text. Group i+1 is format i. */

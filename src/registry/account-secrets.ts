@@ -62,9 +62,10 @@ export class AccountSecrets {
   /**
    * The template as the account named `accountName` launches it (platform keys only): its env references replaced by
    * that account's secrets — not the owner's — and the registry credentials when that account owns the template. A
-   * template the account may not use is a 404; secrets it lacks, a 422 naming each.
+   * template the account may not use is a 404; secrets it lacks, a 422 naming each; with `revision`, a template at
+   * another revision (changed since the user saw it) a 412.
    */
-  async resolve(caller: Caller, templateId: string, accountName: string): Promise<ResolvedTemplate> {
+  async resolve(caller: Caller, templateId: string, accountName: string, revision?: number): Promise<ResolvedTemplate> {
     if (caller.role !== 'platform') throw forbidden('Only platform keys resolve templates for a launch.');
     const account = await this.store.accounts.findByName(accountName);
     if (!account) {
@@ -75,6 +76,12 @@ export class AccountSecrets {
     const launcher = { accountId: account.id, role: account.role, keyId: '' };
     const record = await this.store.templates.find(templateId);
     if (!record || !isVisible(widestVisibility(launcher), { ...record, bound: record.endpointId !== null })) throw notFound('template');
+    if (revision !== undefined && record.revision !== revision) {
+      throw new DomainError(
+        'precondition-failed',
+        `The template is at revision ${record.revision}, not ${revision} as asked: it changed since; show it to the user again.`,
+      );
+    }
     const keyring = this.keyring();
     const values = new Map<string, string>();
     for (const secret of await this.store.secrets.findSealed(account.id, referencedNames(record.env))) {

@@ -67,6 +67,29 @@ forEachDialect('secret scanning of public templates', (dialect) => {
     assert.deepEqual(r.body.env, env);
   });
 
+  test('a token in the start command or the entrypoint of a public template is refused, naming the element', async () => {
+    const token = TOKENS['Hugging Face'];
+    for (const field of ['dockerStartCmd', 'dockerEntrypoint']) {
+      const r = await create({ isPublic: true, [field]: ['huggingface-cli', `--token=${token}`] });
+      assert.equal(r.status, 400, r.text);
+      assert.deepEqual(
+        r.body.errors.map((e: { path: string }) => e.path),
+        [`/${field}/1`],
+      );
+      assert.match(r.body.errors[0].message, /\$HF_TOKEN|secret/);
+      const closed = await create({ isPublic: false, [field]: [`--token=${token}`] });
+      assert.equal(closed.status, 200, closed.text);
+      assert.equal((await patch(closed.body.id, { isPublic: true })).status, 400);
+    }
+    const fine = await create({ isPublic: true, dockerStartCmd: ['bash', '-c', 'huggingface-cli login --token "$HF_TOKEN"'] });
+    assert.equal(fine.status, 200, fine.text);
+  });
+
+  test('a PGP private key block is refused in a public env', async () => {
+    const key = `-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGXq${'A1b2'.repeat(20)}\n-----END PGP PRIVATE KEY BLOCK-----\n`;
+    assertRefused(await create({ isPublic: true, env: { GPG_KEY: key } }), 'GPG_KEY');
+  });
+
   test('every offending key is named at once', async () => {
     const r = await create({ isPublic: true, env: { A: TOKENS['AWS access key id'], B: 'fine', C: TOKENS['Slack bot'] } });
     assert.equal(r.status, 400);

@@ -184,4 +184,34 @@ forEachDialect('secrets', (dialect) => {
     assert.equal(r.status, 422, r.text.slice(0, 200));
     assert.equal(r.body.type, UNRESOLVABLE);
   });
+
+  test('a resolve may pin the revision the user saw: a public template changed since is a 412, not resolved', async () => {
+    const grace = await h.key('grace');
+    assert.equal((await put('HF_TOKEN', 'grace-hf', grace)).status, 201);
+    assert.equal((await put('AWS_SECRET_ACCESS_KEY', 'grace-aws', grace)).status, 201);
+    const t = await template({ isPublic: true, env: { HF_TOKEN: '{{ secret.HF_TOKEN }}' } }, bob);
+    const seen = await h.call('POST', `/v1/templates/${t.id}/resolve`, { key: platform, body: { account: 'grace', revision: 1 } });
+    assert.equal(seen.status, 200, seen.text);
+    assert.deepEqual(seen.body.template.env, { HF_TOKEN: 'grace-hf' });
+    // Bob changes his template between Grace's look and her launch: the launch must not get what she never saw.
+    const changed = await h.call('PATCH', `/v1/templates/${t.id}`, {
+      key: bob,
+      body: { env: { HF_TOKEN: '{{ secret.HF_TOKEN }}', CACHE: '{{ secret.AWS_SECRET_ACCESS_KEY }}' } },
+    });
+    assert.equal(changed.status, 200, changed.text);
+    const r = await h.call('POST', `/v1/templates/${t.id}/resolve`, { key: platform, body: { account: 'grace', revision: 1 } });
+    assert.equal(r.status, 412, r.text);
+    assert.doesNotMatch(r.text, /grace-aws|grace-hf/);
+  });
+
+  test('the 1 MiB bound counts the text around the references too: literal text after the last one is no way past it', async () => {
+    const frank = await h.key('frank');
+    assert.equal((await put('BIG', 'y'.repeat(32768), frank)).status, 201);
+    // 20 values of a reference then 32,000 bytes of text: about 640 KB as written, about 1.3 MB resolved.
+    const env = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`V${i}`, `{{ secret.BIG }}${'t'.repeat(32000)}`]));
+    const t = await template({ isPublic: true, env }, frank);
+    const r = await resolve(t.id, 'frank');
+    assert.equal(r.status, 422, `${r.status} ${r.text.length} bytes`);
+    assert.equal(r.body.type, UNRESOLVABLE);
+  });
 });

@@ -81,17 +81,18 @@ export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
         "The template as the account named in `account` launches it: each `{{ secret.NAME }}` in its env replaced by that account's " +
         "secret NAME — the launching account's, not the owner's — and the registry credentials when that account owns the template. " +
         'Platform keys only (403 otherwise). A template the account may not use is a 404; secrets it lacks, a 422 listing each in ' +
-        '`missingSecrets`. Sent with `Cache-Control: no-store`; nothing resolved is logged or stored.',
+        '`missingSecrets`. With `revision`, a template no longer at that revision is a 412: pin the revision the user saw, so ' +
+        'a change made since (another of their secrets referred to) is not launched unseen. Sent with `Cache-Control: no-store`; nothing resolved is logged or stored.',
       params: IdParam('templateId', 'template'),
       body: Type.Ref(ResolveInput),
       response: {
         200: { description: 'The template, resolved.', content: { 'application/json': { schema: Type.Ref(ResolvedTemplateSchema) } } },
-        ...problemResponses(400, 401, 403, 404, 413, 415, [422, 'Template cannot be resolved'], 429, 503),
+        ...problemResponses(400, 401, 403, 404, 412, 413, 415, [422, 'Template cannot be resolved'], 429, 503),
       },
     },
     handler: async (request, reply) => {
       const { templateId } = request.params;
-      const resolved = await accountSecrets.resolve(request.caller, templateId, request.body.account);
+      const resolved = await accountSecrets.resolve(request.caller, templateId, request.body.account, request.body.revision);
       // Who resolved what for whom, never a value.
       request.log.info({ templateId, account: request.body.account, keyId: request.caller.keyId }, 'template resolved');
       return reply.header('cache-control', 'no-store').send(resolved);
