@@ -69,12 +69,15 @@ forEachDialect('podplate CLI conventions', (dialect) => {
     for (const columns of ['80', '100']) {
       const table = ok(['templates', 'ls'], { COLUMNS: columns }).stdout;
       const lines = table.trimEnd().split('\n');
-      assert.match(lines[0] as string, /^ID\s+NAME\s+IMAGE\s+KIND\s+REV\s+UPDATED$/);
+      assert.match(lines[0] as string, /^ID\s+NAME\s+OWNER\s+IMAGE\s+KIND\s+REV\s+UPDATED$/);
       for (const line of lines) assert.ok(line.length <= Number(columns), `${line.length} > ${columns}: ${line}`);
-      assert.match(table, new RegExp(`^${t.id}\\s+a-template-with\\S*…\\s+registry\\S*…\\s+pod\\s+1\\s+just now$`, 'm'));
+      assert.match(table, new RegExp(`^${t.id}\\s+a-template-with\\S*…\\s+carol\\s+registry\\S*…\\s+pod\\s+1\\s+just now$`, 'm'));
     }
     const wide = ok(['templates', 'ls', '-o', 'wide'], { COLUMNS: '80' }).stdout;
-    assert.match(wide.split('\n')[0] as string, /^ID\s+NAME\s+IMAGE\s+CATEGORY\s+KIND\s+VISIBILITY\s+PORTS\s+REV\s+CREATED\s+UPDATED$/);
+    assert.match(
+      wide.split('\n')[0] as string,
+      /^ID\s+NAME\s+OWNER\s+IMAGE\s+CATEGORY\s+KIND\s+VISIBILITY\s+PORTS\s+REV\s+CREATED\s+UPDATED$/,
+    );
     assert.ok(wide.includes(long) && wide.includes(image), 'wide cuts nothing');
     // Not a terminal and no COLUMNS: 80.
     for (const line of ok(['templates', 'ls']).stdout.trimEnd().split('\n')) assert.ok(line.length <= 80, line);
