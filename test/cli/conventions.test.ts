@@ -133,6 +133,27 @@ forEachDialect('podplate CLI conventions', (dialect) => {
     assert.equal(ok(['templates', 'delete', t.id, '--yes', '--if-match', 'r5']).code, 0);
   });
 
+  test('update: a clearing flag (--no-env …) with the flag it clears is a short usage error, in either order', () => {
+    const t = json(['templates', 'create', '--name', 'clears', '--image', IMAGE, '-e', 'KEEP=1', '-p', '8888/http', '--cmd', 'sleep']);
+    for (const [args, message] of [
+      [
+        ['--no-env', '-e', 'X=1'],
+        /^podplate: --no-env and --env exclude each other: give --replace-env --env KEY=VALUE to make them the whole environment\n/,
+      ],
+      [['-e', 'X=1', '--no-env'], /^podplate: --no-env and --env exclude each other/],
+      [['--no-ports', '-p', '9000/tcp'], /^podplate: --no-ports and --port exclude each other: give --replace-ports --port/],
+      [['--no-cmd', '--cmd', 'x'], /^podplate: --no-cmd and --cmd exclude each other/],
+      [['--entrypoint', 'x', '--no-entrypoint'], /^podplate: --no-entrypoint and --entrypoint exclude each other/],
+    ] as const) {
+      const r = run(['templates', 'update', t.id, ...args]);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+      assert.equal(r.stderr.trimEnd().split('\n').length, 2, r.stderr);
+    }
+    const now = json(['templates', 'get', t.id]);
+    assert.deepEqual([now.env, now.ports, now.dockerStartCmd, now.revision], [{ KEEP: '1' }, ['8888/http'], ['sleep'], 1]);
+  });
+
   test('copy, and create -f from what get printed (server-set fields dropped, said on stderr)', () => {
     const t = json(['templates', 'create', '--name', 'original', '--image', IMAGE, '-e', 'K=V', '--public']);
     const copied = json(['templates', 'copy', t.id, '--name', 'the copy']);
