@@ -74,8 +74,18 @@ export function etagFlag(value: string | undefined): string | undefined {
   return `"${tag}"`;
 }
 
-/** Collects a repeated flag's values. */
-export const collect = (value: string, previous: string[] = []) => [...previous, value];
+/** Collects a repeated flag's values (after a `--no-…` of the same name, commander passes `false`: start again). */
+export const collect = (value: string, previous?: string[] | boolean) => [...(Array.isArray(previous) ? previous : []), value];
+
+/**
+ * The options given on the command line, by name (`env`, `no-env`): commander folds `--env` and `--no-env` into one
+ * value, so whether both were given is only seen as they are parsed.
+ */
+export function givenOptions(command: Command): Set<string> {
+  const given = new Set<string>();
+  for (const option of command.options) command.on(`option:${option.name()}`, () => given.add(option.name()));
+  return given;
+}
 
 /**
  * A delete goes ahead with --yes; without it, a terminal is asked, and anything else refused (a script must say

@@ -3,7 +3,18 @@ import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { type Template, type TemplateCreate, type TemplateListQuery, type TemplateUpdate, toArray } from '../client/index.ts';
-import { collect, confirm, etagFlag, integerFlag, type OutputFlags, printData, printList, UsageError, withOutput } from './command.ts';
+import {
+  collect,
+  confirm,
+  etagFlag,
+  givenOptions,
+  integerFlag,
+  type OutputFlags,
+  printData,
+  printList,
+  UsageError,
+  withOutput,
+} from './command.ts';
 import { client } from './config.ts';
 import { diffOf, diffText, note, out, revisionShape, templateDetails, templateShape } from './output.ts';
 
@@ -239,7 +250,17 @@ function printChange(verb: string, before: Template, after: Template, etag: stri
   out(`${verb} template ${after.id}: revision ${before.revision} → ${after.revision}, ETag ${etag}.\n${diffText(changes)}`);
 }
 
-async function update(id: string, options: UpdateFlags): Promise<void> {
+/** A clearing flag, the flag it can't be given with, and what to give instead. */
+const CLEARING: [string, string, string][] = [
+  ['no-env', 'env', 'give --replace-env --env KEY=VALUE to make them the whole environment'],
+  ['no-ports', 'port', 'give --replace-ports --port <port/proto> to make them the only ports'],
+  ['no-entrypoint', 'entrypoint', '--entrypoint alone replaces the entrypoint'],
+  ['no-cmd', 'cmd', '--cmd alone replaces the start command'],
+];
+
+async function update(id: string, options: UpdateFlags, given: Set<string>): Promise<void> {
+  for (const [clear, set, instead] of CLEARING)
+    if (given.has(clear) && given.has(set)) throw new UsageError(`--${clear} and --${set} exclude each other: ${instead}`);
   // commander gives --no-env, --no-cmd … as the flag set to false.
   const raw = options as unknown as Record<string, unknown>;
   const flags: UpdateFlags = { ...options };
@@ -385,7 +406,7 @@ export function templateCommands(program: Command): void {
     .addHelpText('after', examples('podplate templates copy 5x2k9d0v7m3qh8wz --name "my notebook"'))
     .action(copy);
 
-  withOutput(
+  const updateCommand = withOutput(
     fieldOptions(
       group
         .command('update')
@@ -401,22 +422,22 @@ export function templateCommands(program: Command): void {
       .option('--unset-port <port/proto>', 'remove an exposed port; repeat for more', collect)
       .option('--replace-env', 'the --env values replace the whole environment (alone: clear it)')
       .option('--replace-ports', 'the --port values replace every port (alone: clear them)')
-      .option('--no-env', 'clear the environment (as --replace-env alone)')
-      .option('--no-ports', 'clear the ports (as --replace-ports alone)')
-      .option('--no-entrypoint', "back to the image's own entrypoint")
-      .option('--no-cmd', "back to the image's own start command")
+      .option('--no-env', 'clear the environment (as --replace-env alone; not with --env)')
+      .option('--no-ports', 'clear the ports (as --replace-ports alone; not with --port)')
+      .option('--no-entrypoint', "back to the image's own entrypoint (not with --entrypoint)")
+      .option('--no-cmd', "back to the image's own start command (not with --cmd)")
       .option('--if-match <etag>', 'only if the template is still at this ETag (r3 or "r3"); 412 otherwise'),
-  )
-    .addHelpText(
-      'after',
-      '\n--env and --port add to the current values (read first; the write then applies only to the revision read).\n' +
-        examples(
-          'podplate templates update 5x2k9d0v7m3qh8wz --image runpod/pytorch:2.2.0',
-          'podplate templates update 5x2k9d0v7m3qh8wz -e HF_TOKEN=… --unset-env OLD --port 8080/http',
-          'podplate templates update 5x2k9d0v7m3qh8wz -f changes.yaml --if-match r3',
-        ),
-    )
-    .action(update);
+  ).addHelpText(
+    'after',
+    '\n--env and --port add to the current values (read first; the write then applies only to the revision read).\n' +
+      examples(
+        'podplate templates update 5x2k9d0v7m3qh8wz --image runpod/pytorch:2.2.0',
+        'podplate templates update 5x2k9d0v7m3qh8wz -e HF_TOKEN=… --unset-env OLD --port 8080/http',
+        'podplate templates update 5x2k9d0v7m3qh8wz -f changes.yaml --if-match r3',
+      ),
+  );
+  const given = givenOptions(updateCommand);
+  updateCommand.action((id: string, options: UpdateFlags) => update(id, options, given));
 
   group
     .command('delete')

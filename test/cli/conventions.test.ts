@@ -69,12 +69,15 @@ forEachDialect('podplate CLI conventions', (dialect) => {
     for (const columns of ['80', '100']) {
       const table = ok(['templates', 'ls'], { COLUMNS: columns }).stdout;
       const lines = table.trimEnd().split('\n');
-      assert.match(lines[0] as string, /^ID\s+NAME\s+IMAGE\s+KIND\s+REV\s+UPDATED$/);
+      assert.match(lines[0] as string, /^ID\s+NAME\s+OWNER\s+IMAGE\s+KIND\s+REV\s+UPDATED$/);
       for (const line of lines) assert.ok(line.length <= Number(columns), `${line.length} > ${columns}: ${line}`);
-      assert.match(table, new RegExp(`^${t.id}\\s+a-template-with\\S*…\\s+registry\\S*…\\s+pod\\s+1\\s+just now$`, 'm'));
+      assert.match(table, new RegExp(`^${t.id}\\s+a-template-with\\S*…\\s+carol\\s+registry\\S*…\\s+pod\\s+1\\s+just now$`, 'm'));
     }
     const wide = ok(['templates', 'ls', '-o', 'wide'], { COLUMNS: '80' }).stdout;
-    assert.match(wide.split('\n')[0] as string, /^ID\s+NAME\s+IMAGE\s+CATEGORY\s+KIND\s+VISIBILITY\s+PORTS\s+REV\s+CREATED\s+UPDATED$/);
+    assert.match(
+      wide.split('\n')[0] as string,
+      /^ID\s+NAME\s+OWNER\s+IMAGE\s+CATEGORY\s+KIND\s+VISIBILITY\s+PORTS\s+REV\s+CREATED\s+UPDATED$/,
+    );
     assert.ok(wide.includes(long) && wide.includes(image), 'wide cuts nothing');
     // Not a terminal and no COLUMNS: 80.
     for (const line of ok(['templates', 'ls']).stdout.trimEnd().split('\n')) assert.ok(line.length <= 80, line);
@@ -128,6 +131,27 @@ forEachDialect('podplate CLI conventions', (dialect) => {
     assert.equal(stale.code, 1);
     assert.match(stale.stderr, /Precondition failed \(412\)/);
     assert.equal(ok(['templates', 'delete', t.id, '--yes', '--if-match', 'r5']).code, 0);
+  });
+
+  test('update: a clearing flag (--no-env …) with the flag it clears is a short usage error, in either order', () => {
+    const t = json(['templates', 'create', '--name', 'clears', '--image', IMAGE, '-e', 'KEEP=1', '-p', '8888/http', '--cmd', 'sleep']);
+    for (const [args, message] of [
+      [
+        ['--no-env', '-e', 'X=1'],
+        /^podplate: --no-env and --env exclude each other: give --replace-env --env KEY=VALUE to make them the whole environment\n/,
+      ],
+      [['-e', 'X=1', '--no-env'], /^podplate: --no-env and --env exclude each other/],
+      [['--no-ports', '-p', '9000/tcp'], /^podplate: --no-ports and --port exclude each other: give --replace-ports --port/],
+      [['--no-cmd', '--cmd', 'x'], /^podplate: --no-cmd and --cmd exclude each other/],
+      [['--entrypoint', 'x', '--no-entrypoint'], /^podplate: --no-entrypoint and --entrypoint exclude each other/],
+    ] as const) {
+      const r = run(['templates', 'update', t.id, ...args]);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+      assert.equal(r.stderr.trimEnd().split('\n').length, 2, r.stderr);
+    }
+    const now = json(['templates', 'get', t.id]);
+    assert.deepEqual([now.env, now.ports, now.dockerStartCmd, now.revision], [{ KEEP: '1' }, ['8888/http'], ['sleep'], 1]);
   });
 
   test('copy, and create -f from what get printed (server-set fields dropped, said on stderr)', () => {
