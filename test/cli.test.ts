@@ -55,7 +55,9 @@ forEachDialect('the podplate command', (dialect) => {
 
   test('usage errors exit 2 with the usage', () => {
     assert.match(podplate([], env).stderr, /Usage: podplate/);
-    for (const args of [['frobnicate'], ['keys', 'create'], ['keys', 'create', '--user', 'x', '--role', 'admin'], ['keys', 'revoke']]) {
+    const refused = [['frobnicate'], ['keys', 'create'], ['keys', 'create', '--user', 'x', '--role', 'admin'], ['keys', 'revoke']];
+    // An unknown flag of an admin command is a usage error too, not a stack trace.
+    for (const args of [...refused, ['export', '--bogus'], ['import', '--input']]) {
       const r = podplate(args, env);
       assert.equal(r.code, 2, args.join(' '));
       // One line for the error, one saying where the usage is.
@@ -64,6 +66,17 @@ forEachDialect('the podplate command', (dialect) => {
     const help = podplate(['--help'], env);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /Examples:/);
+    // Each admin command says what it does and how it is called.
+    for (const [args, usage] of [
+      [['export', '--help'], /^podplate export \[--output FILE\]/],
+      [['backup', '-h'], /^podplate backup FILE/],
+      [['migrate', '--help'], /^podplate migrate: /],
+      [['secrets', 'rotate', '--help'], /^podplate secrets rotate /],
+    ] as const) {
+      const r = podplate([...args], env);
+      assert.equal(r.code, 0, args.join(' '));
+      assert.match(r.stdout, usage);
+    }
   });
 
   test('a bad setting stops the command with a clear message', () => {

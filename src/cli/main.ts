@@ -100,11 +100,18 @@ export function program(): Command {
 export async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (isAdmin(first, rest[0])) {
+    if (rest.includes('--help') || rest.includes('-h')) {
+      const described = ADMIN[first as string] ?? 'secrets rotate (seal every secret again under SECRETS_KEY) | secrets new-key';
+      process.stdout.write(`podplate ${described.startsWith(first as string) ? described : `${first}: ${described}`}\n`);
+      return 0;
+    }
     try {
       return await (await import('./admin.ts')).admin(first as AdminCommand, rest);
     } catch (error) {
-      if (error instanceof UsageError) {
-        note(`podplate: ${error.message}\n(podplate --help lists the admin commands)`);
+      // node:util's parseArgs refuses an unknown flag or a missing value: a usage error like any other.
+      const parseArgs = (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+      if (error instanceof UsageError || parseArgs) {
+        note(`podplate: ${(error as Error).message}\n(podplate --help lists the admin commands)`);
         return 2;
       }
       throw error;
