@@ -449,7 +449,11 @@ forEachDialect('podplate client commands', (dialect) => {
       [['templates', 'create', '--name', 'x', '--image', IMAGE, '--port', 'http'], /--port takes <port>\/<http\|tcp>/],
       [['templates', 'create', '--name', 'x', '--image', IMAGE, '--container-disk', '1.5'], /--container-disk must be a whole number/],
       [['templates', 'rollback', 'abc'], /missing required argument 'revision'/],
-      [['templates', 'rollback', 'abc', 'two'], /--revision must be a whole number/],
+      // <revision> is an argument: the message names no --revision flag, which does not exist.
+      [
+        ['templates', 'rollback', 'abc', 'two'],
+        /^podplate: <revision> must be a whole number \(podplate templates revisions abc lists them\), not "two"\n/,
+      ],
       [['endpoints', 'create', '--name', 'x'], /an endpoint needs --template/],
       [['endpoints', 'update', 'abc'], /nothing to change/],
       [['releases', 'watch'], /give an <endpoint-id> or --template/],
