@@ -136,20 +136,26 @@ function fieldOptions(command: Command, update: boolean): Command {
 }
 
 function readTemplateFile(path: string): Record<string, unknown> {
+  const shown = path === '-' ? 'stdin (-f -)' : path;
   let text: string;
   try {
     text = readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`);
+    throw new UsageError(`cannot read ${shown}: ${(error as Error).message}`);
   }
+  if (path === '-' && text.trim() === '')
+    throw new UsageError(
+      `${shown} is empty: pipe a template into it, e.g. podplate templates get <id> -o yaml | podplate templates create -f -`,
+    );
   let value: unknown;
   try {
     value = extname(path).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new UsageError(`${path} is not valid ${extname(path).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
+    throw new UsageError(`${shown} is not valid ${extname(path).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new UsageError(`${path} must hold one template: an object of its fields`);
+  if (Array.isArray(value))
+    throw new UsageError(`${shown} holds a list: it takes one template, as templates get <id> -o json|yaml prints it`);
+  if (typeof value !== 'object' || value === null) throw new UsageError(`${shown} must hold one template: an object of its fields`);
   return value as Record<string, unknown>;
 }
 
