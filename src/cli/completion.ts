@@ -9,7 +9,10 @@ export type Shell = (typeof SHELLS)[number];
 interface Node {
   names: string[];
   description: string;
-  flags: { names: string[]; description: string }[];
+  /** The values of its first argument, where they are few (completion's shells). */
+  values: string[];
+  /** `choices`: the values a flag takes, where they are few (`-o`: table, wide, json, yaml). */
+  flags: { names: string[]; description: string; choices: string[] }[];
   children: Node[];
 }
 
@@ -17,9 +20,14 @@ function tree(command: Command): Node {
   return {
     names: [command.name(), ...command.aliases()],
     description: command.description().split(/[.:]( |$)/)[0] ?? '',
+    values: command.registeredArguments[0]?.argChoices ?? [],
     flags: command.options
       .filter((o) => !o.hidden)
-      .map((o) => ({ names: [o.long, o.short].filter((f): f is string => !!f), description: o.description })),
+      .map((o) => ({
+        names: [o.long, o.short].filter((f): f is string => !!f),
+        description: o.description,
+        choices: o.argChoices ?? [],
+      })),
     children: command.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden).map(tree),
   };
 }
@@ -28,6 +36,19 @@ const words = (list: string[]) => list.join(' ');
 const quoted = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 const HELP = ['--help', '-h'];
 
+const candidatesOf = (node: Node) => quoted(words([...node.values, ...node.flags.flatMap((f) => f.names), ...HELP]));
+
+/** Every flag that takes one of a few values, as `-o|--output) 'table wide json yaml'` (the same flag, the same values). */
+function choiceCases(root: Node): string[] {
+  const cases = new Map<string, string>();
+  const visit = (node: Node) => {
+    for (const f of node.flags) if (f.choices.length > 0) cases.set(f.names.join('|'), quoted(words(f.choices)));
+    node.children.forEach(visit);
+  };
+  visit(root);
+  return [...cases].map(([names, choices]) => `    ${names}) COMPREPLY=($(compgen -W ${choices} -- "$cur")); return ;;`);
+}
+
 function bash(root: Node): string {
   const cases: string[] = [];
   for (const top of root.children) {
@@ -35,14 +56,16 @@ function bash(root: Node): string {
       if (top.children.length > 0) {
         cases.push(`    "${name}") candidates=${quoted(words(top.children.flatMap((c) => c.names).concat(HELP)))} ;;`);
         for (const sub of top.children)
-          for (const subName of sub.names)
-            cases.push(`    "${name} ${subName}"*) candidates=${quoted(words(sub.flags.flatMap((f) => f.names).concat(HELP)))} ;;`);
-      } else cases.push(`    "${name}"*) candidates=${quoted(words(top.flags.flatMap((f) => f.names).concat(HELP)))} ;;`);
+          for (const subName of sub.names) cases.push(`    "${name} ${subName}"*) candidates=${candidatesOf(sub)} ;;`);
+      } else cases.push(`    "${name}"*) candidates=${candidatesOf(top)} ;;`);
     }
   }
   return `# podplate completion for bash: source <(podplate completion bash)
 _podplate() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" path="" candidates="" i
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" path="" candidates="" i
+  case "$prev" in
+${choiceCases(root).join('\n')}
+  esac
   for ((i = 1; i < COMP_CWORD; i++)); do
     [[ "\${COMP_WORDS[i]}" == -* ]] && break
     path="\${path:+$path }\${COMP_WORDS[i]}"
@@ -99,10 +122,12 @@ function fish(root: Node): string {
     const flag = (f: Node['flags'][number], condition: string) => {
       const long = f.names.find((n) => n.startsWith('--'))?.slice(2);
       const short = f.names.find((n) => !n.startsWith('--'))?.slice(1);
-      return `complete -c podplate -n "${condition}"${long ? ` -l ${long}` : ''}${short ? ` -s ${short}` : ''} -d ${quoted(f.description)}`;
+      const choices = f.choices.length > 0 ? ` -x -a ${quoted(words(f.choices))}` : '';
+      return `complete -c podplate -n "${condition}"${long ? ` -l ${long}` : ''}${short ? ` -s ${short}` : ''}${choices} -d ${quoted(f.description)}`;
     };
     const inTop = `__fish_seen_subcommand_from ${words(top.names)}`;
     if (top.children.length === 0) {
+      if (top.values.length > 0) lines.push(`complete -c podplate -n "${inTop}" -a ${quoted(words(top.values))}`);
       for (const f of top.flags) lines.push(flag(f, inTop));
       continue;
     }

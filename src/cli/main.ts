@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Argument, Command, CommanderError } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import { PodplateConnectionError, PodplateProblem } from '../client/index.ts';
 import { UsageError } from './command.ts';
@@ -75,7 +75,8 @@ export function program(): Command {
   root
     .command('completion')
     .description('Print a completion script: bash, zsh or fish.')
-    .argument('<shell>', SHELLS.join(', '))
+    // The shells are listed for completion scripts; the action checks them, with its own message.
+    .addArgument(Object.assign(new Argument('<shell>', 'the shell'), { argChoices: [...SHELLS] }))
     .addHelpText(
       'after',
       '\nExamples:\n  source <(podplate completion bash)\n  podplate completion zsh > ~/.zfunc/_podplate\n  podplate completion fish > ~/.config/fish/completions/podplate.fish\n',

@@ -136,20 +136,26 @@ function fieldOptions(command: Command, update: boolean): Command {
 }
 
 function readTemplateFile(path: string): Record<string, unknown> {
+  const shown = path === '-' ? 'stdin (-f -)' : path;
   let text: string;
   try {
     text = readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`);
+    throw new UsageError(`cannot read ${shown}: ${(error as Error).message}`);
   }
+  if (path === '-' && text.trim() === '')
+    throw new UsageError(
+      `${shown} is empty: pipe a template into it, e.g. podplate templates get <id> -o yaml | podplate templates create -f -`,
+    );
   let value: unknown;
   try {
     value = extname(path).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new UsageError(`${path} is not valid ${extname(path).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
+    throw new UsageError(`${shown} is not valid ${extname(path).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new UsageError(`${path} must hold one template: an object of its fields`);
+  if (Array.isArray(value))
+    throw new UsageError(`${shown} holds a list: it takes one template, as templates get <id> -o json|yaml prints it`);
+  if (typeof value !== 'object' || value === null) throw new UsageError(`${shown} must hold one template: an object of its fields`);
   return value as Record<string, unknown>;
 }
 
@@ -312,7 +318,12 @@ async function revisions(id: string, flags: OutputFlags & { showValues?: boolean
 }
 
 async function rollback(id: string, revision: string, flags: OutputFlags & { ifMatch?: string; idempotencyKey?: string }) {
-  const n = integerFlag('revision', revision) as number;
+  // An argument, not a flag: the message names it as the usage line does, and says where the numbers are.
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(revision))
+    throw new UsageError(
+      `<revision> must be a whole number (podplate templates revisions ${id} lists them), not ${JSON.stringify(revision)}`,
+    );
+  const n = Number(revision);
   const podplate = client();
   const { value: before } = await podplate.getTemplate(id, { includeEndpointBoundTemplates: true });
   const { value, etag } = await podplate.rollbackTemplate(id, n, {
@@ -472,9 +483,9 @@ export function templateCommands(program: Command): void {
     group
       .command('rollback')
       .description("Make a new revision with an earlier revision's content, and release it like any change; prints the change.")
-      .argument('<template-id>')
-      .argument('<revision>')
-      .option('--if-match <etag>', 'only if the template is still at this ETag; 412 otherwise')
+      .argument('<template-id>', "the template's id")
+      .argument('<revision>', 'the revision number to go back to (podplate templates revisions <template-id> lists them)')
+      .option('--if-match <etag>', 'only if the template is still at this ETag (r3 or "r3"); 412 otherwise')
       .option('--idempotency-key <key>', 'retry safely: a repeat with the same key rolls back once'),
   )
     .addHelpText('after', examples('podplate templates rollback 5x2k9d0v7m3qh8wz 3'))

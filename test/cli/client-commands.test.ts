@@ -449,7 +449,18 @@ forEachDialect('podplate client commands', (dialect) => {
       [['templates', 'create', '--name', 'x', '--image', IMAGE, '--port', 'http'], /--port takes <port>\/<http\|tcp>/],
       [['templates', 'create', '--name', 'x', '--image', IMAGE, '--container-disk', '1.5'], /--container-disk must be a whole number/],
       [['templates', 'rollback', 'abc'], /missing required argument 'revision'/],
-      [['templates', 'rollback', 'abc', 'two'], /--revision must be a whole number/],
+      // <revision> is an argument: the message names no --revision flag, which does not exist.
+      [
+        ['templates', 'rollback', 'abc', 'two'],
+        /^podplate: <revision> must be a whole number \(podplate templates revisions abc lists them\), not "two"\n/,
+      ],
+      // -f - names stdin as such, and says when nothing came.
+      [
+        ['templates', 'create', '-f', '-'],
+        /^podplate: stdin \(-f -\) is empty: pipe a template into it, e.g\. podplate templates get <id> -o yaml \| /,
+      ],
+      [['templates', 'update', 'abc', '-f', '-'], /^podplate: stdin \(-f -\) is empty/],
+      [['templates', 'create', '-f', 'nothing-here.yaml'], /^podplate: cannot read nothing-here\.yaml: /],
       [['endpoints', 'create', '--name', 'x'], /an endpoint needs --template/],
       [['endpoints', 'update', 'abc'], /nothing to change/],
       [['releases', 'watch'], /give an <endpoint-id> or --template/],
@@ -470,6 +481,13 @@ forEachDialect('podplate client commands', (dialect) => {
       assert.match(r.stderr, message, args.join(' '));
       assert.match(r.stderr, /^podplate: [^\n]+\n\(podplate [^\n]*--help shows the usage\)\n$/, `${args.join(' ')}: ${r.stderr}`);
     }
+    // A list piped in (templates list -o json) is not one template: said so, naming stdin.
+    const list = run(['templates', 'create', '-f', '-'], {}, '[{"name": "a", "imageName": "a/b:1"}]');
+    assert.equal(list.code, 2);
+    assert.match(
+      list.stderr,
+      /^podplate: stdin \(-f -\) holds a list: it takes one template, as templates get <id> -o json\|yaml prints it\n/,
+    );
     const group = run(['templates']);
     assert.equal(group.code, 2);
     assert.match(group.stderr, /^Usage: podplate templates/);

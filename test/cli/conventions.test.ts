@@ -226,6 +226,10 @@ forEachDialect('podplate CLI conventions', (dialect) => {
     assert.deepEqual(complete(['podplate', 'templates', 'l']), ['list', 'ls']);
     assert.deepEqual(complete(['podplate', 'templates', 'update', 'abc', '--unset']), ['--unset-env', '--unset-port']);
     assert.deepEqual(complete(['podplate', 'endpoints', 'rm', 'x', '--y']), ['--yes']);
+    // Values too: a flag's choices after it, and the shells after completion.
+    assert.deepEqual(complete(['podplate', 'templates', 'ls', '-o', '']), ['table', 'wide', 'json', 'yaml']);
+    assert.deepEqual(complete(['podplate', 'whoami', '--output', 'y']), ['yaml']);
+    assert.deepEqual(complete(['podplate', 'completion', '']), ['bash', 'zsh', 'fish', '--help', '-h']);
     const zsh = ok(['completion', 'zsh']).stdout;
     assert.match(zsh, /^#compdef podplate\n/);
     assert.match(zsh, /'--replace-env:the --env values replace/);
@@ -234,6 +238,7 @@ forEachDialect('podplate CLI conventions', (dialect) => {
       fish,
       /complete -c podplate -n "__fish_seen_subcommand_from templates template; and __fish_seen_subcommand_from update edit" -l unset-env/,
     );
+    assert.match(fish, /-l output -s o -x -a 'table wide json yaml'/);
     for (const [shell, text] of [
       ['zsh', zsh],
       ['fish', fish],
