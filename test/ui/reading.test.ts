@@ -155,6 +155,8 @@ describe('reading and reusing templates in the web UI', { skip: !hasBrowser }, (
     );
     await page.getByRole('link', { name: 'Endpoints' }).click();
     assert.equal(await asked, 'Leave this page? Your changes are not saved.');
+    // The dialog opens while the hash has already changed; once dismissed, the screen's URL is put back.
+    await page.waitForURL(editUrl);
     assert.equal(page.url(), editUrl, 'stayed');
     assert.equal(await page.getByLabel('Image').inputValue(), 'acme/comfy:0.4', 'the change is still there');
 
