@@ -566,22 +566,24 @@ forEachDialect('fuzzing', (dialect) => {
   });
 
   test(`every path parameter of every route: a bad id is named, however it is encoded (${share(0.1)} cases)`, async () => {
-    const badId = fc.oneof(
-      fc
-        .string({ minLength: 1, maxLength: 80 })
-        .filter((s) => !ID.test(s))
-        .map(percentEncode),
-      fc
-        .string({ unit: 'binary', minLength: 1, maxLength: 40 })
-        .filter((s) => !ID.test(s))
-        .map(percentEncode),
-      hostileText.map(percentEncode),
-      // No hex digit after the bad encoding: "%" then "30" would be a good one.
-      fc.tuple(idLike, badPercentEncoding, fc.stringMatching(/^[g-z_]{0,4}$/)).map(([a, bad, b]) => `${a.slice(0, 20)}${bad}${b}`),
-      fc.integer({ min: 65, max: 400 }).map((n) => 'a'.repeat(n)),
-      // Not "." or "..": the injected request's URL is resolved as a browser would, so they never reach the router.
-      fc.constantFrom('%00', 'a%00b', '%2F', '%20', '..a', '.a.'),
-    );
+    const badId = fc
+      .oneof(
+        fc
+          .string({ minLength: 1, maxLength: 80 })
+          .filter((s) => !ID.test(s))
+          .map(percentEncode),
+        fc
+          .string({ unit: 'binary', minLength: 1, maxLength: 40 })
+          .filter((s) => !ID.test(s))
+          .map(percentEncode),
+        hostileText.map(percentEncode),
+        // No hex digit after the bad encoding: "%" then "30" would be a good one.
+        fc.tuple(idLike, badPercentEncoding, fc.stringMatching(/^[g-z_]{0,4}$/)).map(([a, bad, b]) => `${a.slice(0, 20)}${bad}${b}`),
+        fc.integer({ min: 65, max: 400 }).map((n) => 'a'.repeat(n)),
+        // Not "." or "..": the injected request's URL is resolved as a browser would, so they never reach the router.
+        fc.constantFrom('%00', 'a%00b', '%2F', '%20', '..a', '.a.'),
+      )
+      .filter((id) => id !== '.' && id !== '..'); // a dot segment drawn by the strings above: resolved away, as said
     const goodId = fc.oneof(idLike, fc.constant('own'));
     const request = fc.constantFrom(...ROUTES.filter((r) => r.path.includes(':'))).chain((r) => {
       const params = [...r.path.matchAll(/:(\w+)/g)].map((m) => m[1] as string);
