@@ -1,5 +1,5 @@
 import { ApiError, api } from '../api.ts';
-import { diffOf } from '../diff.ts';
+import { diffOf, FIELD_LABELS } from '../diff.ts';
 import { h, show, uid } from '../dom.ts';
 import { guardUnsaved, releaseGuard } from '../guard.ts';
 import {
@@ -24,22 +24,8 @@ import type { View } from './view.ts';
 // Create and edit: one form for every field. Values are not judged here; the API's problem body names each bad field
 // by JSON Pointer, and the message is put next to that field (and listed at the top, each a link to its field).
 
-const LABELS: Record<string, string> = {
-  name: 'Name',
-  imageName: 'Image',
-  category: 'Category',
-  isServerless: 'Serverless',
-  isPublic: 'Public',
-  containerDiskInGb: 'Container disk (GB)',
-  volumeInGb: 'Volume (GB)',
-  volumeMountPath: 'Volume mount path',
-  containerRegistryAuthId: 'Registry auth',
-  dockerEntrypoint: 'Entrypoint',
-  dockerStartCmd: 'Start command',
-  env: 'Environment variables',
-  ports: 'Ports',
-  readme: 'Readme (Markdown)',
-};
+// The form's labels are the diffs' (one statement in diff.ts); the readme's field says what it is written in.
+const LABELS: Record<string, string> = { ...FIELD_LABELS, readme: 'Readme (Markdown)' };
 
 /** Where an error is, in the form's words: "Port 2", "Variable 1", "Start command, argument 3". */
 function describe(pointer: string, control: string): string {
