@@ -130,6 +130,55 @@ forEachDialect('quotas', (dialect) => {
     assert.deepEqual([Number((await usage())?.templates), Number((await usage())?.template_bytes)], [0, 0]);
   });
 
+  test('the use follows statements of many rows and several accounts: copies, moves between owners, bulk deletes', async () => {
+    const [a, b] = [await h.key('bulk-a'), await h.key('bulk-b')];
+    const made = [
+      await create(a, { name: 'a1' }),
+      await create(a, { name: 'a2', readme: 'r'.repeat(500) }),
+      await create(b, { name: 'b1' }),
+    ];
+    const ids = made.map((r) => r.body.id as string);
+    const ownerOf = async (id: string) =>
+      (await sql<{ owner_id: string }>`select owner_id from templates where id = ${id}`.execute(raw)).rows[0]?.owner_id as string;
+    const owners = [await ownerOf(ids[0] as string), await ownerOf(ids[2] as string)];
+    // What the triggers kept, and what a recount from the rows says, for both accounts.
+    const kept = async () =>
+      (
+        await sql<{ account_id: string; templates: number; template_bytes: number }>`select account_id, templates, template_bytes
+          from account_usage where account_id in (${sql.join(owners)}) order by account_id`.execute(raw)
+      ).rows.map((r) => [r.account_id, Number(r.templates), Number(r.template_bytes)]);
+    const expected = async () =>
+      (
+        await sql<{ account_id: string; templates: number; bytes: number }>`select o.id as account_id, count(t.id) as templates,
+          coalesce(sum(octet_length(t.name) + octet_length(t.image_name) + octet_length(t.volume_mount_path)
+            + octet_length(t.container_registry_auth_id) + octet_length(t.docker_entrypoint) + octet_length(t.docker_start_cmd)
+            + octet_length(t.env) + octet_length(t.ports) + octet_length(t.readme) + 512), 0) as bytes
+          from accounts o left join templates t on t.owner_id = o.id where o.id in (${sql.join(owners)}) group by o.id order by o.id`.execute(
+          raw,
+        )
+      ).rows.map((r) => [r.account_id, Number(r.templates), Number(r.bytes)]);
+    assert.deepEqual(await kept(), await expected());
+    // Copies of every template of both accounts in one statement.
+    await sql`insert into templates (id, owner_id, name, image_name, category, container_disk_in_gb, volume_in_gb, volume_mount_path,
+        container_registry_auth_id, docker_entrypoint, docker_start_cmd, env, ports, readme, is_public, is_platform, is_serverless,
+        earned, runtime_in_min, revision, created_at, updated_at, search)
+      select id || 'c', owner_id, name || ' copy', image_name, category, container_disk_in_gb, volume_in_gb, volume_mount_path,
+        container_registry_auth_id, docker_entrypoint, docker_start_cmd, env, ports, readme, is_public, is_platform, is_serverless,
+        earned, runtime_in_min, revision, created_at, updated_at, search
+      from templates where id in (${sql.join(ids)})`.execute(raw);
+    assert.deepEqual(await kept(), await expected());
+    // Every template of the first account moves to the second, and the second's grow, in one statement each.
+    await sql`update templates set owner_id = ${owners[1]} where owner_id = ${owners[0]}`.execute(raw);
+    assert.deepEqual(await kept(), await expected());
+    await sql`update templates set readme = readme || 'more' where owner_id in (${sql.join(owners)})`.execute(raw);
+    assert.deepEqual(await kept(), await expected());
+    // A statement that changes nothing they hold leaves both as they were.
+    await sql`update templates set runtime_in_min = runtime_in_min + 5 where owner_id in (${sql.join(owners)})`.execute(raw);
+    assert.deepEqual(await kept(), await expected());
+    await sql`delete from templates where owner_id in (${sql.join(owners)}) and name like '%copy'`.execute(raw);
+    assert.deepEqual(await kept(), await expected());
+  });
+
   test('the bytes the database counts are the bytes domain/quota.ts templateBytes says, for any text', async () => {
     const key = await h.key('unicode');
     const content = {

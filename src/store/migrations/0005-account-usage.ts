@@ -9,7 +9,7 @@ import type { SqlDialect } from '../dialect.ts';
  * A template's bytes: its text as stored (env, ports and commands as JSON text), plus 512 for the rest of its
  * representation. Within a few hundred bytes of its JSON, and, unlike the stored JSON itself, never missing.
  */
-const bytesOf = (row: 'new' | 'old') =>
+export const bytesOf = (row: 'new' | 'old') =>
   [
     'name',
     'image_name',
