@@ -212,6 +212,7 @@ forEachDialect('fuzzing', (dialect) => {
   let endpoint: { id: string };
   let release: { id: string };
   let auth: { id: string };
+  let pod: { id: string };
   /** Alice's secret the writing route sets again and again; path cases read it as `own`, never deleting it. */
   const SECRET = 'FUZZ_SECRET';
   let serial = 0;
@@ -232,6 +233,16 @@ forEachDialect('fuzzing', (dialect) => {
       await h.call('POST', '/v1/containerregistryauth', { key: alice, body: { name: 'fuzz registry', username: 'u', password: 'p' } })
     ).body;
     assert.ok(auth?.id);
+    pod = (await h.call('POST', '/v1/templates', { key: alice, body: { name: 'fuzz pod', imageName: 'ubuntu' } })).body;
+    // Public templates with runtime, for the popular order to have an order.
+    for (const runtimeInMin of [5, 500, 50]) {
+      const t = await h.call('POST', '/v1/templates', {
+        key: alice,
+        body: { name: `fuzz popular ${runtimeInMin}`, imageName: 'ubuntu', isPublic: true },
+      });
+      const usage = { usageId: `fuzz-popular-${runtimeInMin}`, runtimeInMin, earned: 0 };
+      assert.equal((await h.call('POST', `/v1/templates/${t.body.id}/usage`, { key: platform, body: usage })).status, 200);
+    }
     // A few secrets for the pages of GET /v1/secrets to hold.
     for (const name of [SECRET, 'FUZZ_PAGE_1', 'FUZZ_PAGE_2', 'FUZZ_PAGE_3', 'FUZZ_PAGE_4'])
       assert.equal((await h.call('PUT', `/v1/secrets/${name}`, { key: alice, body: { value: name.toLowerCase() } })).status, 201);
@@ -425,8 +436,15 @@ forEachDialect('fuzzing', (dialect) => {
     const endpointUpdate = fc
       .record({ update: validEndpointUpdate, whole: fc.boolean() })
       .map((c) => ({ kind: 'endpoint update' as const, ...c }));
+    // First to a template it can't be bound to (none, a Pod template, one bound elsewhere): refused naming templateId.
     const rebind = fc
-      .record({ from: validCreate, to: validCreate, endpoint: validEndpoint(fc.constant('')), update: validEndpointUpdate })
+      .record({
+        from: validCreate,
+        to: validCreate,
+        endpoint: validEndpoint(fc.constant('')),
+        update: validEndpointUpdate,
+        wrongTarget: fc.oneof(idLike, fc.constantFrom('pod', 'bound')),
+      })
       .map((c) => ({ kind: 'rebind' as const, ...c }));
     // A secret set, listed, resolved into a template's env for its account (pinned to the template's revision, then to
     // one it is not at, however large), replaced, and deleted.
@@ -538,6 +556,15 @@ forEachDialect('fuzzing', (dialect) => {
             body: { ...c.endpoint, name: unique(c.endpoint.name), templateId: from },
           });
           assert.equal(e.status, 200, `${what} → ${e.text.slice(0, 300)}`);
+          const wrongTarget = { pod: pod.id, bound: own.id }[c.wrongTarget] ?? c.wrongTarget;
+          const refused = await send('PATCH', `/v1/endpoints/${e.body.id}`, { key: alice, body: { ...c.update, templateId: wrongTarget } });
+          wellFormed(refused, `${what}: rebound to ${wrongTarget}`);
+          assert.ok([400, 409].includes(refused.status), `${what} → ${refused.status} ${refused.text.slice(0, 300)}`);
+          assert.ok(
+            refused.body.errors?.some((e: { in: string; path: string }) => e.in === 'body' && e.path === '/templateId'),
+            `${what}: ${refused.text.slice(0, 300)} names /templateId`,
+          );
+          assert.deepEqual((await send('GET', `/v1/endpoints/${e.body.id}`, { key: alice })).body, e.body, 'unchanged');
           const update = { ...c.update, name: unique(c.update.name), templateId: to };
           const r = await send('PATCH', `/v1/endpoints/${e.body.id}`, { key: alice, body: update });
           assert.equal(r.status, 200, `${what} → ${r.text.slice(0, 300)}`);
@@ -727,15 +754,37 @@ forEachDialect('fuzzing', (dialect) => {
       hostileText,
       fc.string({ minLength: 256, maxLength: 300 }),
     );
+    // A value of the parameter's own often enough that requests whose every value is taken are common: the rules
+    // between parameters (sort, scope, cursor) decide only those.
+    const flagValue = fc.constantFrom('true', 'false');
+    const takes: Record<string, fc.Arbitrary<string>> = {
+      includeEndpointBoundTemplates: flagValue,
+      includePublicTemplates: flagValue,
+      includePlatformTemplates: flagValue,
+      isServerless: flagValue,
+      category: fc.constantFrom('NVIDIA', 'AMD', 'CPU'),
+      scope: fc.constantFrom('own', 'public', 'platform'),
+      sort: fc.constantFrom('newest', 'popular'),
+      q: fc.string({ minLength: 1, maxLength: 20 }),
+      limit: fc.integer({ min: 1, max: 1000 }).map(String),
+      cursor: fc.oneof(
+        fc.integer({ min: 0, max: 2 ** 40 }).map(cursorOf),
+        fc.tuple(fc.nat(), fc.integer({ min: 0, max: 2 ** 40 })).map(([runtime, seq]) => popularCursorOf(runtime, seq)),
+      ),
+    };
     const parameter = (names: string[]) =>
-      fc.record({
-        name: fc.oneof(
+      fc
+        .oneof(
           { weight: 6, arbitrary: fc.constantFrom(...names) },
           { weight: 1, arbitrary: fc.oneof(fc.string({ minLength: 1, maxLength: 10 }), hostileText) },
-        ),
-        value,
-        broken: fc.option(badPercentEncoding, { nil: undefined, freq: 8 }),
-      });
+        )
+        .chain((name) =>
+          fc.record({
+            name: fc.constant(name),
+            value: takes[name] ? fc.oneof({ weight: 3, arbitrary: value }, { weight: 2, arbitrary: takes[name] }) : value,
+            broken: fc.option(badPercentEncoding, { nil: undefined, freq: 8 }),
+          }),
+        );
     const route = fc.constantFrom(...ROUTES.filter((r) => r.method === 'GET'));
     const request = route.chain((r) =>
       fc.tuple(fc.constant(r), fc.uniqueArray(parameter(r.query ?? ['limit']), { maxLength: 4, selector: (p) => p.name }), fc.boolean()),
@@ -785,6 +834,67 @@ forEachDialect('fuzzing', (dialect) => {
         }
       }),
       { numRuns: share(0.14), seed: SEED + 8 },
+    );
+  });
+
+  test(`the list's scope, sort and cursor together: popular only over one catalogue, a cursor only in its own order (${share(0.02)} cases)`, async () => {
+    const request = fc.record({
+      scope: fc.option(fc.constantFrom('own', 'public', 'platform'), { nil: undefined }),
+      sort: fc.option(fc.constantFrom('newest', 'popular'), { nil: undefined }),
+      cursor: fc.option(
+        fc.oneof(
+          fc.integer({ min: 0, max: 2 ** 40 }).map(cursorOf),
+          fc.tuple(fc.nat(), fc.integer({ min: 0, max: 2 ** 40 })).map(([runtime, seq]) => popularCursorOf(runtime, seq)),
+        ),
+        { nil: undefined },
+      ),
+      flags: fc.subarray(['includeEndpointBoundTemplates', 'includePublicTemplates', 'includePlatformTemplates']),
+      limit: fc.integer({ min: 1, max: 50 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(request, async ({ flags, limit, ...chosen }) => {
+        const given = Object.fromEntries(Object.entries(chosen).filter(([, v]) => v !== undefined)) as Record<string, string>;
+        const query = new URLSearchParams({ ...given, ...Object.fromEntries(flags.map((f) => [f, 'true'])), limit: String(limit) });
+        const url = `/v1/templates?${query}`;
+        const r = await send('GET', url, { key: alice });
+        const what = `GET ${url}`;
+        wellFormed(r, what);
+        const refused = refusedTogether('/v1/templates', given);
+        if (refused.length > 0) {
+          assert.equal(r.status, 400, `${what} → ${r.status} ${r.text.slice(0, 300)}`);
+          for (const e of r.body.errors)
+            assert.ok(e.in === 'query' && refused.includes(e.path.slice(1)), `${what}: ${JSON.stringify(e)} is not one of ${refused}`);
+          return;
+        }
+        assert.equal(r.status, 200, `${what} → ${r.status} ${r.text.slice(0, 300)}`);
+        assert.ok(r.body.length <= limit);
+        const items: { ownerName: string; isPublic: boolean; isPlatform: boolean; runtimeInMin: number }[] = r.body;
+        // Each scope holds what it says; the popular order is by runtime, from where its cursor points on.
+        if (chosen.scope === 'own')
+          assert.ok(
+            items.every((t) => t.ownerName === 'alice'),
+            what,
+          );
+        if (chosen.scope === 'public')
+          assert.ok(
+            items.every((t) => t.isPublic && !t.isPlatform),
+            what,
+          );
+        if (chosen.scope === 'platform')
+          assert.ok(
+            items.every((t) => t.isPlatform),
+            what,
+          );
+        if (chosen.sort === 'popular') {
+          const from = /^r([0-9]+)\./.exec(Buffer.from(chosen.cursor ?? '', 'base64url').toString('latin1'));
+          const runtimes = items.map((t) => t.runtimeInMin);
+          assert.ok(
+            runtimes.every((n, i) => n <= (i === 0 ? Number(from?.[1] ?? Number.POSITIVE_INFINITY) : (runtimes[i - 1] as number))),
+            `${what}: ${runtimes}`,
+          );
+        }
+      }),
+      { numRuns: share(0.02), seed: SEED + 12 },
     );
   });
 
