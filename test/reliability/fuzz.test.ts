@@ -461,6 +461,17 @@ forEachDialect('fuzzing', (dialect) => {
       })
       .map((c) => ({ kind: 'secret' as const, ...c }));
     const me = fc.constantFrom('alice', 'platform').map((who) => ({ kind: 'me' as const, who }));
+    // A template referring to none to tens of thousands of secrets Alice lacks, and then to some she has.
+    const references = fc
+      .record({
+        lacking: fc.oneof(
+          { weight: 2, arbitrary: fc.constant(0) },
+          { weight: 7, arbitrary: fc.integer({ min: 1, max: 300 }) },
+          { weight: 1, arbitrary: fc.integer({ min: 30_000, max: 66_000 }) },
+        ),
+        had: fc.subarray(['FUZZ_PAGE_1', 'FUZZ_PAGE_2', 'FUZZ_PAGE_3', 'FUZZ_PAGE_4']),
+      })
+      .map((c) => ({ kind: 'references' as const, ...c }));
     const pages = fc
       .tuple(
         fc.constantFrom(
@@ -479,7 +490,7 @@ forEachDialect('fuzzing', (dialect) => {
         fc.integer({ min: 1, max: 7 }),
       )
       .map(([url, limit]) => ({ kind: 'pages' as const, url, limit }));
-    const cases = fc.oneof(lifecycle, usage, rollback, progress, registryAuth, endpointUpdate, rebind, secret, me, pages);
+    const cases = fc.oneof(lifecycle, usage, rollback, progress, registryAuth, endpointUpdate, rebind, secret, me, references, pages);
     await fc.assert(
       fc.asyncProperty(cases, async (c) => {
         const what = jsonText(c).slice(0, 300);
@@ -604,6 +615,29 @@ forEachDialect('fuzzing', (dialect) => {
           assert.equal((await send('DELETE', `/v1/secrets/${c.name}`, { key: alice })).status, 404);
           const missing = await resolve();
           assert.deepEqual([missing.status, missing.body.missingSecrets], [422, [c.name]], `${what} → ${missing.text.slice(0, 300)}`);
+          assert.equal((await send('DELETE', `/v1/templates/${t.body.id}`, { key: alice })).status, 204);
+        } else if (c.kind === 'references') {
+          // Three characters each, so that 66,000 fit in a body: past what one SQL statement may bind on either database.
+          const first = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_';
+          const rest = `${first}0123456789`;
+          const lacking = Array.from(
+            { length: c.lacking },
+            (_, i) => `${first[Math.floor(i / 63 ** 2)]}${rest[Math.floor(i / 63) % 63]}${rest[i % 63]}`,
+          );
+          const env: Record<string, string> = { HAD: c.had.map((n) => `{{ secret.${n} }}`).join(' ') };
+          for (let k = 0; k * 300 < lacking.length; k++)
+            env[`K${k}`] = lacking
+              .slice(k * 300, (k + 1) * 300)
+              .map((n) => `{{secret.${n}}}`)
+              .join('');
+          const t = await send('POST', '/v1/templates', { key: alice, body: { name: unique('references'), imageName: 'ubuntu', env } });
+          assert.equal(t.status, 200, `${what} → ${t.text.slice(0, 300)}`);
+          const r = await send('POST', `/v1/templates/${t.body.id}/resolve`, { key: platform, body: { account: 'alice' } });
+          if (lacking.length > 0) assert.deepEqual([r.status, r.body?.missingSecrets], [422, lacking], `${what} → ${r.text.slice(0, 300)}`);
+          else {
+            assert.equal(r.status, 200, `${what} → ${r.text.slice(0, 300)}`);
+            assert.equal(r.body.template.env.HAD, c.had.map((n) => n.toLowerCase()).join(' '));
+          }
           assert.equal((await send('DELETE', `/v1/templates/${t.body.id}`, { key: alice })).status, 204);
         } else if (c.kind === 'me') {
           const r = await send('GET', '/v1/me', { key: c.who === 'alice' ? alice : platform });
