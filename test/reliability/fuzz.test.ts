@@ -567,8 +567,12 @@ forEachDialect('fuzzing', (dialect) => {
             body: { ...c.endpoint, name: unique(c.endpoint.name), templateId: from },
           });
           assert.equal(e.status, 200, `${what} → ${e.text.slice(0, 300)}`);
-          const wrongTarget = { pod: pod.id, bound: own.id }[c.wrongTarget] ?? c.wrongTarget;
-          const refused = await send('PATCH', `/v1/endpoints/${e.body.id}`, { key: alice, body: { ...c.update, templateId: wrongTarget } });
+          // Not a lookup in an object literal: ids drawn include "constructor" and "__proto__".
+          const wrongTarget = c.wrongTarget === 'pod' ? pod.id : c.wrongTarget === 'bound' ? own.id : c.wrongTarget;
+          const refused = await send('PATCH', `/v1/endpoints/${e.body.id}`, {
+            key: alice,
+            body: { ...c.update, name: unique(c.update.name), templateId: wrongTarget },
+          });
           wellFormed(refused, `${what}: rebound to ${wrongTarget}`);
           assert.ok([400, 409].includes(refused.status), `${what} → ${refused.status} ${refused.text.slice(0, 300)}`);
           assert.ok(
@@ -815,7 +819,9 @@ forEachDialect('fuzzing', (dialect) => {
         .chain((name) =>
           fc.record({
             name: fc.constant(name),
-            value: takes[name] ? fc.oneof({ weight: 3, arbitrary: value }, { weight: 2, arbitrary: takes[name] }) : value,
+            value: Object.hasOwn(takes, name)
+              ? fc.oneof({ weight: 3, arbitrary: value }, { weight: 2, arbitrary: takes[name] as fc.Arbitrary<string> })
+              : value,
             broken: fc.option(badPercentEncoding, { nil: undefined, freq: 8 }),
           }),
         );
