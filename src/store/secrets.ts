@@ -8,6 +8,8 @@ import type { SecretsTable } from './schema.ts';
 
 const SHOWN_COLUMNS = ['seq', 'id', 'owner_id', 'name', 'created_at', 'updated_at'] as const;
 type ShownRow = Pick<Selectable<SecretsTable>, (typeof SHOWN_COLUMNS)[number]>;
+/** How many names one query looks up. */
+const NAMES_PER_QUERY = 1000;
 
 export class SecretRepository {
   constructor(private readonly core: Core) {}
@@ -52,16 +54,22 @@ export class SecretRepository {
     await this.core.db.updateTable('secrets').set({ value: sealedValue, updated_at: updatedAt }).where('id', '=', id).execute();
   }
 
-  /** The owner's secrets named in `names`, with their sealed values. */
+  /**
+   * The owner's secrets named in `names`, with their sealed values. A template may refer to tens of thousands: they are
+   * looked up NAMES_PER_QUERY at a time, each query far below the bound values SQLite (32,766) and PostgreSQL (65,535) take.
+   */
   async findSealed(ownerId: string, names: readonly string[]): Promise<SealedSecret[]> {
-    if (names.length === 0) return [];
-    const rows = await this.core.db
-      .selectFrom('secrets')
-      .select([...SHOWN_COLUMNS, 'value'])
-      .where('owner_id', '=', ownerId)
-      .where('name', 'in', names)
-      .execute();
-    return rows.map((row) => ({ ...toRecord(row), sealedValue: row.value }));
+    const found: SealedSecret[] = [];
+    for (let at = 0; at < names.length; at += NAMES_PER_QUERY) {
+      const rows = await this.core.db
+        .selectFrom('secrets')
+        .select([...SHOWN_COLUMNS, 'value'])
+        .where('owner_id', '=', ownerId)
+        .where('name', 'in', names.slice(at, at + NAMES_PER_QUERY))
+        .execute();
+      for (const row of rows) found.push({ ...toRecord(row), sealedValue: row.value });
+    }
+    return found;
   }
 
   /** The owner's secrets, newest first. */

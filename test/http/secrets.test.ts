@@ -185,6 +185,40 @@ forEachDialect('secrets', (dialect) => {
     assert.equal(r.body.type, UNRESOLVABLE);
   });
 
+  test('a template referring to 66,000 secrets, more than one query may name, resolves: the 422 lists each one the launcher lacks', async () => {
+    // A resolve had looked them all up in one query: past SQLite's 32,766 bound values, or PostgreSQL's 65,535, a 500.
+    const heidi = await h.key('heidi');
+    const first = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_';
+    const rest = `${first}0123456789`;
+    const names = Array.from(
+      { length: 66_000 },
+      (_, i) => `${first[Math.floor(i / 63 ** 2)]}${rest[Math.floor(i / 63) % 63]}${rest[i % 63]}`,
+    );
+    // The two Heidi has are the last referred to, so that they are found past the first names looked up.
+    const [had1, had2] = names.slice(-2) as [string, string];
+    assert.equal((await put(had1, 'one', heidi)).status, 201);
+    assert.equal((await put(had2, 'two', heidi)).status, 201);
+    const env: Record<string, string> = {};
+    for (let k = 0; k * 300 < names.length; k++)
+      env[`K${k}`] = names
+        .slice(k * 300, (k + 1) * 300)
+        .map((n) => `{{secret.${n}}}`)
+        .join('');
+    const t = await template({ env }, heidi);
+    const r = await resolve(t.id, 'heidi');
+    assert.equal(r.status, 422, r.text.slice(0, 300));
+    assert.deepEqual(r.body.missingSecrets, names.slice(0, -2));
+    // With the references to what she lacks gone, it resolves.
+    const u = await h.call('PATCH', `/v1/templates/${t.id}`, {
+      key: heidi,
+      body: { env: { A: `{{secret.${had1}}}`, B: `{{ secret.${had2} }}/{{secret.${had1}}}` } },
+    });
+    assert.equal(u.status, 200, u.text.slice(0, 300));
+    const resolved = await resolve(t.id, 'heidi');
+    assert.equal(resolved.status, 200, resolved.text.slice(0, 300));
+    assert.deepEqual(resolved.body.template.env, { A: 'one', B: 'two/one' });
+  });
+
   test('a resolve may pin the revision the user saw: a public template changed since is a 412, not resolved', async () => {
     const grace = await h.key('grace');
     assert.equal((await put('HF_TOKEN', 'grace-hf', grace)).status, 201);

@@ -10,17 +10,25 @@ import {
   idLike,
   jsonText,
   percentEncode,
+  RawJson,
+  SECRET_NAME,
+  secretName,
   unknownField,
   validCreate,
   validEndpoint,
+  validEndpointUpdate,
   validProgress,
   validRegistryAuth,
+  validSecret,
   validUpdate,
   validUsage,
+  wrongEndpointUpdateValues,
   wrongEndpointValues,
   wrongProgressValues,
   wrongRegistryAuthValues,
+  wrongResolveValues,
   wrongRollbackValues,
+  wrongSecretValues,
   wrongUsageValues,
   wrongValues,
 } from '../support/arbitraries.ts';
@@ -45,7 +53,10 @@ fc.configureGlobal({ includeErrorInReport: true });
 type Part = 'body' | 'query' | 'path' | 'header';
 type Method = InjectOptions['method'];
 
-/** Every route of the API, as the router knows it: the path and query cases below cover each one. */
+/**
+ * Every route of the API, as the router knows it (a test below holds this list equal to the router's): the path and
+ * query cases below cover each one.
+ */
 const ROUTES: { method: Method; path: string; query?: string[] }[] = [
   { method: 'POST', path: '/v1/templates' },
   {
@@ -56,6 +67,8 @@ const ROUTES: { method: Method; path: string; query?: string[] }[] = [
       'includePublicTemplates',
       'includePlatformTemplates',
       'category',
+      'scope',
+      'sort',
       'isServerless',
       'q',
       'limit',
@@ -73,9 +86,11 @@ const ROUTES: { method: Method; path: string; query?: string[] }[] = [
   { method: 'GET', path: '/v1/templates/:templateId/revisions', query: ['limit', 'cursor'] },
   { method: 'POST', path: '/v1/templates/:templateId/rollback' },
   { method: 'POST', path: '/v1/templates/:templateId/usage' },
+  { method: 'POST', path: '/v1/templates/:templateId/resolve' },
   { method: 'POST', path: '/v1/endpoints' },
   { method: 'GET', path: '/v1/endpoints', query: ['limit', 'cursor'] },
   { method: 'GET', path: '/v1/endpoints/:endpointId' },
+  { method: 'PATCH', path: '/v1/endpoints/:endpointId' },
   { method: 'DELETE', path: '/v1/endpoints/:endpointId' },
   { method: 'GET', path: '/v1/endpoints/:endpointId/releases', query: ['limit', 'cursor'] },
   { method: 'POST', path: '/v1/endpoints/:endpointId/releases/:releaseId/progress' },
@@ -84,6 +99,10 @@ const ROUTES: { method: Method; path: string; query?: string[] }[] = [
   { method: 'GET', path: '/v1/containerregistryauth/:containerRegistryAuthId' },
   { method: 'GET', path: '/v1/containerregistryauth/:containerRegistryAuthId/credentials' },
   { method: 'DELETE', path: '/v1/containerregistryauth/:containerRegistryAuthId' },
+  { method: 'GET', path: '/v1/me' },
+  { method: 'PUT', path: '/v1/secrets/:name' },
+  { method: 'GET', path: '/v1/secrets', query: ['limit', 'cursor'] },
+  { method: 'DELETE', path: '/v1/secrets/:name' },
 ];
 
 /** What each query parameter accepts, written from the OpenAPI document's words: the oracle of the query cases. */
@@ -94,14 +113,64 @@ const QUERY_RULES: Record<string, (value: string) => boolean> = {
   includePlatformTemplates: flag,
   isServerless: flag,
   category: (v) => ['NVIDIA', 'AMD', 'CPU'].includes(v),
+  scope: (v) => ['own', 'public', 'platform'].includes(v),
+  sort: (v) => ['newest', 'popular'].includes(v),
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what q may not hold
   q: (v) => [...v].length >= 1 && [...v].length <= 255 && !/[\u0000-\u001f\u007f-\u009f]/.test(v) && !LONE_SURROGATE.test(v),
   limit: (v) => /^-?[0-9]+$/.test(v) && Number(v) >= 1 && Number(v) <= 1000,
-  cursor: (v) => /^[A-Za-z0-9_-]{1,32}$/.test(v) && /^p[0-9]{1,15}$/.test(Buffer.from(v, 'base64url').toString('latin1')),
+  // A position in the newest-first order (p…), or in the popular one (r…), which only the list of templates orders by.
+  cursor: (v) => /^[A-Za-z0-9_-]{1,64}$/.test(v) && cursorKind(v) !== undefined,
 };
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const cursorOf = (position: number) => Buffer.from(`p${position}`).toString('base64url');
+const popularCursorOf = (runtime: number, seq: number) => Buffer.from(`r${runtime}.${seq}`).toString('base64url');
+/** The order a cursor is a position in, or undefined for one this service never issues. */
+function cursorKind(cursor: string): 'newest' | 'popular' | undefined {
+  const text = Buffer.from(cursor, 'base64url').toString('latin1');
+  if (/^p[0-9]{1,15}$/.test(text)) return 'newest';
+  if (/^r[0-9]{1,15}\.[0-9]{1,15}$/.test(text)) return 'popular';
+  return undefined;
+}
+
+/**
+ * The parameters refused by a rule between them, when each value is one its own rule takes: `sort=popular` needs
+ * `scope=public` or `scope=platform`, and a cursor must be one of the list's order (only the list of templates has a
+ * popular one).
+ */
+function refusedTogether(path: string, parameters: Record<string, string>): string[] {
+  const { cursor, scope, sort = 'newest' } = parameters;
+  const kind = cursor === undefined ? undefined : cursorKind(cursor);
+  if (path !== '/v1/templates') return kind === 'popular' ? ['cursor'] : [];
+  const refused: string[] = [];
+  if (sort === 'popular' && scope !== 'public' && scope !== 'platform') refused.push('sort');
+  if (kind !== undefined && kind !== sort) refused.push('cursor');
+  return refused;
+}
+
+/** What each path parameter takes: an id, but for a secret's name. */
+const PATH_RULES: Record<string, { rule: RegExp; longest: number; good: fc.Arbitrary<string> }> = {
+  name: { rule: SECRET_NAME, longest: 128, good: secretName },
+};
+const pathRule = (parameter: string) => PATH_RULES[parameter] ?? { rule: ID, longest: 64, good: idLike };
+
+/**
+ * The routes the router serves, `METHOD /path`, read from Fastify's printed tree (each line a segment, indented four
+ * characters a level below its parent, with its methods in parentheses). HEAD is left out: Fastify adds it to each GET.
+ */
+function routerRoutes(tree: string): string[] {
+  const parents: string[] = [];
+  const routes: string[] = [];
+  for (const line of tree.split('\n')) {
+    const match = /^(.*?)[└├]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] as string).length / 4;
+    const path = (parents[depth - 1] ?? '') + match[2];
+    parents[depth] = path;
+    for (const method of match[3]?.split(', ') ?? []) if (method !== 'HEAD') routes.push(`${method} ${path}`);
+  }
+  return routes;
+}
 
 /** The JSON Pointers of every string value and every member name in `value`. */
 function textPlaces(value: unknown, path = ''): { path: string; key: boolean }[] {
@@ -143,6 +212,9 @@ forEachDialect('fuzzing', (dialect) => {
   let endpoint: { id: string };
   let release: { id: string };
   let auth: { id: string };
+  let pod: { id: string };
+  /** Alice's secret the writing route sets again and again; path cases read it as `own`, never deleting it. */
+  const SECRET = 'FUZZ_SECRET';
   let serial = 0;
   const unique = (name: string) => `${name.slice(0, 200)} #${serial++}`;
 
@@ -161,6 +233,19 @@ forEachDialect('fuzzing', (dialect) => {
       await h.call('POST', '/v1/containerregistryauth', { key: alice, body: { name: 'fuzz registry', username: 'u', password: 'p' } })
     ).body;
     assert.ok(auth?.id);
+    pod = (await h.call('POST', '/v1/templates', { key: alice, body: { name: 'fuzz pod', imageName: 'ubuntu' } })).body;
+    // Public templates with runtime, for the popular order to have an order.
+    for (const runtimeInMin of [5, 500, 50]) {
+      const t = await h.call('POST', '/v1/templates', {
+        key: alice,
+        body: { name: `fuzz popular ${runtimeInMin}`, imageName: 'ubuntu', isPublic: true },
+      });
+      const usage = { usageId: `fuzz-popular-${runtimeInMin}`, runtimeInMin, earned: 0 };
+      assert.equal((await h.call('POST', `/v1/templates/${t.body.id}/usage`, { key: platform, body: usage })).status, 200);
+    }
+    // A few secrets for the pages of GET /v1/secrets to hold.
+    for (const name of [SECRET, 'FUZZ_PAGE_1', 'FUZZ_PAGE_2', 'FUZZ_PAGE_3', 'FUZZ_PAGE_4'])
+      assert.equal((await h.call('PUT', `/v1/secrets/${name}`, { key: alice, body: { value: name.toLowerCase() } })).status, 201);
   });
   after(() => h.close());
 
@@ -267,6 +352,30 @@ forEachDialect('fuzzing', (dialect) => {
       wrong: wrongRegistryAuthValues,
     },
     {
+      what: 'update an endpoint',
+      method: 'PATCH' as Method,
+      url: `/v1/endpoints/${endpoint.id}`,
+      key: alice,
+      valid: validEndpointUpdate.map((b) => ({ ...b, name: unique(b.name) })),
+      wrong: wrongEndpointUpdateValues,
+    },
+    {
+      what: 'set a secret',
+      method: 'PUT' as Method,
+      url: `/v1/secrets/${SECRET}`,
+      key: alice,
+      valid: validSecret,
+      wrong: wrongSecretValues,
+    },
+    {
+      what: 'resolve a template',
+      method: 'POST' as Method,
+      url: `/v1/templates/${own.id}/resolve`,
+      key: platform,
+      valid: fc.constantFrom({ account: 'alice' }, { account: 'platform' }, { account: 'alice', revision: 1 }),
+      wrong: wrongResolveValues,
+    },
+    {
       what: 'report progress',
       method: 'POST' as Method,
       url: `/v1/endpoints/${endpoint.id}/releases/${release.id}/progress`,
@@ -283,6 +392,14 @@ forEachDialect('fuzzing', (dialect) => {
       ),
     );
   const writer = () => fc.constantFrom(...writers().map(({ valid: _v, wrong: _w, ...route }) => route));
+
+  test('the routes fuzzed are every route the router serves under /v1 (the OpenAPI document aside)', () => {
+    const served = routerRoutes(h.app.printRoutes({ commonPrefix: false })).filter(
+      (r) => r.includes(' /v1/') && r !== 'GET /v1/openapi.json',
+    );
+    assert.ok(served.length > 0, 'the tree was read');
+    assert.deepEqual(served.sort(), ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+  });
 
   test(`valid creates are accepted (${share(0.08)} cases)`, async () => {
     await fc.assert(
@@ -307,7 +424,7 @@ forEachDialect('fuzzing', (dialect) => {
     );
   });
 
-  test(`valid requests on the other routes are accepted: endpoints, usage, rollback, progress, pages (${share(0.06)} cases)`, async () => {
+  test(`valid requests on the other routes are accepted: endpoints, usage, rollback, progress, secrets, resolve, pages (${share(0.08)} cases)`, async () => {
     const lifecycle = fc
       .record({ template: validCreate, endpoint: validEndpoint(fc.constant('')) })
       .map((c) => ({ kind: 'endpoint' as const, ...c }));
@@ -315,6 +432,46 @@ forEachDialect('fuzzing', (dialect) => {
     const rollback = fc.nat().map((n) => ({ kind: 'rollback' as const, n }));
     const progress = validProgress.map((p) => ({ kind: 'progress' as const, progress: p }));
     const registryAuth = validRegistryAuth.map((a) => ({ kind: 'registry auth' as const, auth: a }));
+    // The fuzzer's own endpoint, sent back as GET read it or not; a rebind of a new endpoint to a second template.
+    const endpointUpdate = fc
+      .record({ update: validEndpointUpdate, whole: fc.boolean() })
+      .map((c) => ({ kind: 'endpoint update' as const, ...c }));
+    // First to a template it can't be bound to (none, a Pod template, one bound elsewhere): refused naming templateId.
+    const rebind = fc
+      .record({
+        from: validCreate,
+        to: validCreate,
+        endpoint: validEndpoint(fc.constant('')),
+        update: validEndpointUpdate,
+        wrongTarget: fc.oneof(idLike, fc.constantFrom('pod', 'bound')),
+      })
+      .map((c) => ({ kind: 'rebind' as const, ...c }));
+    // A secret set, listed, resolved into a template's env for its account (pinned to the template's revision, then to
+    // one it is not at, however large), replaced, and deleted.
+    const secret = fc
+      .record({
+        name: secretName,
+        first: validSecret,
+        second: validSecret,
+        stale: fc.oneof(
+          fc.integer({ min: 2, max: 2 ** 31 - 1 }),
+          fc.integer({ min: 2 ** 31, max: Number.MAX_SAFE_INTEGER }),
+          fc.constantFrom('4e9', '1e20', '1e300', '9007199254740993').map((t) => new RawJson(t)),
+        ),
+      })
+      .map((c) => ({ kind: 'secret' as const, ...c }));
+    const me = fc.constantFrom('alice', 'platform').map((who) => ({ kind: 'me' as const, who }));
+    // A template referring to none to tens of thousands of secrets Alice lacks, and then to some she has.
+    const references = fc
+      .record({
+        lacking: fc.oneof(
+          { weight: 2, arbitrary: fc.constant(0) },
+          { weight: 7, arbitrary: fc.integer({ min: 1, max: 300 }) },
+          { weight: 1, arbitrary: fc.integer({ min: 30_000, max: 66_000 }) },
+        ),
+        had: fc.subarray(['FUZZ_PAGE_1', 'FUZZ_PAGE_2', 'FUZZ_PAGE_3', 'FUZZ_PAGE_4']),
+      })
+      .map((c) => ({ kind: 'references' as const, ...c }));
     const pages = fc
       .tuple(
         fc.constantFrom(
@@ -323,12 +480,19 @@ forEachDialect('fuzzing', (dialect) => {
           '/v1/endpoints',
           '/v1/endpoints/{endpoint}/releases',
           '/v1/containerregistryauth',
+          '/v1/secrets',
+          '/v1/templates?scope=own',
+          '/v1/templates?scope=own&includeEndpointBoundTemplates=true',
+          '/v1/templates?scope=public&sort=popular',
+          '/v1/templates?scope=public&sort=newest&isServerless=true',
+          '/v1/templates?scope=platform&sort=popular',
         ),
         fc.integer({ min: 1, max: 7 }),
       )
       .map(([url, limit]) => ({ kind: 'pages' as const, url, limit }));
+    const cases = fc.oneof(lifecycle, usage, rollback, progress, registryAuth, endpointUpdate, rebind, secret, me, references, pages);
     await fc.assert(
-      fc.asyncProperty(fc.oneof(lifecycle, usage, rollback, progress, registryAuth, pages), async (c) => {
+      fc.asyncProperty(cases, async (c) => {
         const what = jsonText(c).slice(0, 300);
         if (c.kind === 'endpoint') {
           const t = await send('POST', '/v1/templates', {
@@ -377,9 +541,121 @@ forEachDialect('fuzzing', (dialect) => {
           const credentials = await send('GET', `/v1/containerregistryauth/${created.body.id}/credentials`, { key: platform });
           assert.deepEqual(credentials.body, { username: body.username, password: body.password }, 'the password as given');
           assert.equal((await send('DELETE', `/v1/containerregistryauth/${created.body.id}`, { key: alice })).status, 204);
+        } else if (c.kind === 'endpoint update') {
+          const current = (await send('GET', `/v1/endpoints/${endpoint.id}`, { key: alice })).body;
+          const update = { ...(c.whole ? current : {}), ...c.update, name: unique(c.update.name) };
+          const r = await send('PATCH', `/v1/endpoints/${endpoint.id}`, { key: alice, body: update });
+          assert.equal(r.status, 200, `${what} → ${r.text.slice(0, 300)}`);
+          assert.deepEqual(
+            [r.body.name, r.body.templateId, r.body.workersMin, r.body.workersMax, r.body.version],
+            [update.name.trim(), own.id, update.workersMin ?? current.workersMin, update.workersMax ?? current.workersMax, current.version],
+            'no release without a change of template',
+          );
+        } else if (c.kind === 'rebind') {
+          const [from, to] = await Promise.all(
+            [c.from, c.to].map(async (body) => {
+              const t = await send('POST', '/v1/templates', {
+                key: alice,
+                body: { ...body, name: unique(body.name), isServerless: true },
+              });
+              assert.equal(t.status, 200, `${what} → ${t.text.slice(0, 300)}`);
+              return t.body.id as string;
+            }),
+          );
+          const e = await send('POST', '/v1/endpoints', {
+            key: alice,
+            body: { ...c.endpoint, name: unique(c.endpoint.name), templateId: from },
+          });
+          assert.equal(e.status, 200, `${what} → ${e.text.slice(0, 300)}`);
+          // Not a lookup in an object literal: ids drawn include "constructor" and "__proto__".
+          const wrongTarget = c.wrongTarget === 'pod' ? pod.id : c.wrongTarget === 'bound' ? own.id : c.wrongTarget;
+          const refused = await send('PATCH', `/v1/endpoints/${e.body.id}`, {
+            key: alice,
+            body: { ...c.update, name: unique(c.update.name), templateId: wrongTarget },
+          });
+          wellFormed(refused, `${what}: rebound to ${wrongTarget}`);
+          assert.ok([400, 409].includes(refused.status), `${what} → ${refused.status} ${refused.text.slice(0, 300)}`);
+          assert.ok(
+            refused.body.errors?.some((e: { in: string; path: string }) => e.in === 'body' && e.path === '/templateId'),
+            `${what}: ${refused.text.slice(0, 300)} names /templateId`,
+          );
+          assert.deepEqual((await send('GET', `/v1/endpoints/${e.body.id}`, { key: alice })).body, e.body, 'unchanged');
+          const update = { ...c.update, name: unique(c.update.name), templateId: to };
+          const r = await send('PATCH', `/v1/endpoints/${e.body.id}`, { key: alice, body: update });
+          assert.equal(r.status, 200, `${what} → ${r.text.slice(0, 300)}`);
+          assert.deepEqual([r.body.templateId, r.body.version], [to, 2], 'rebound, with a release');
+          assert.deepEqual((await send('GET', `/v1/endpoints/${e.body.id}`, { key: alice })).body, r.body);
+          assert.equal((await send('DELETE', `/v1/templates/${from}`, { key: alice })).status, 204, 'the old template is unbound');
+          assert.equal((await send('DELETE', `/v1/templates/${to}`, { key: alice })).status, 409, 'the new one is bound');
+          assert.equal((await send('DELETE', `/v1/endpoints/${e.body.id}`, { key: alice })).status, 204);
+          assert.equal((await send('DELETE', `/v1/templates/${to}`, { key: alice })).status, 204);
+        } else if (c.kind === 'secret') {
+          const put = await send('PUT', `/v1/secrets/${c.name}`, { key: alice, body: c.first });
+          assert.ok(put.status === 201 || put.status === 200, `${what} → ${put.status} ${put.text.slice(0, 300)}`);
+          assert.deepEqual(Object.keys(put.body), ['name', 'createdAt', 'updatedAt'], 'never the value');
+          const t = await send('POST', '/v1/templates', {
+            key: alice,
+            body: { name: unique('resolved'), imageName: 'ubuntu', env: { PLAIN: 'as is', REF: `<{{ secret.${c.name} }}>` } },
+          });
+          assert.equal(t.status, 200, `${what} → ${t.text.slice(0, 300)}`);
+          const resolve = (revision?: number | RawJson) =>
+            send('POST', `/v1/templates/${t.body.id}/resolve`, {
+              key: platform,
+              body: revision === undefined ? { account: 'alice' } : { account: 'alice', revision },
+            });
+          const resolved = await resolve(t.body.revision);
+          assert.equal(resolved.status, 200, `${what} → ${resolved.text.slice(0, 300)}`);
+          assert.deepEqual(resolved.body.template.env, { PLAIN: 'as is', REF: `<${c.first.value}>` });
+          const stale = await resolve(c.stale);
+          assert.equal(stale.status, 412, `${what} → ${stale.text.slice(0, 300)}`);
+          assert.equal((await send('PUT', `/v1/secrets/${c.name}`, { key: alice, body: c.second })).status, 200, 'replaced');
+          assert.equal((await resolve()).body.template.env.REF, `<${c.second.value}>`);
+          const listed = (await send('GET', '/v1/secrets?limit=1000', { key: alice })).body;
+          assert.ok(
+            listed.some((s: { name: string }) => s.name === c.name),
+            'listed',
+          );
+          assert.equal((await send('DELETE', `/v1/secrets/${c.name}`, { key: alice })).status, 204);
+          assert.equal((await send('DELETE', `/v1/secrets/${c.name}`, { key: alice })).status, 404);
+          const missing = await resolve();
+          assert.deepEqual([missing.status, missing.body.missingSecrets], [422, [c.name]], `${what} → ${missing.text.slice(0, 300)}`);
+          assert.equal((await send('DELETE', `/v1/templates/${t.body.id}`, { key: alice })).status, 204);
+        } else if (c.kind === 'references') {
+          // Three characters each, so that 66,000 fit in a body: past what one SQL statement may bind on either database.
+          const first = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_';
+          const rest = `${first}0123456789`;
+          const lacking = Array.from(
+            { length: c.lacking },
+            (_, i) => `${first[Math.floor(i / 63 ** 2)]}${rest[Math.floor(i / 63) % 63]}${rest[i % 63]}`,
+          );
+          const env: Record<string, string> = { HAD: c.had.map((n) => `{{ secret.${n} }}`).join(' ') };
+          for (let k = 0; k * 300 < lacking.length; k++)
+            env[`K${k}`] = lacking
+              .slice(k * 300, (k + 1) * 300)
+              .map((n) => `{{secret.${n}}}`)
+              .join('');
+          const t = await send('POST', '/v1/templates', { key: alice, body: { name: unique('references'), imageName: 'ubuntu', env } });
+          assert.equal(t.status, 200, `${what} → ${t.text.slice(0, 300)}`);
+          const r = await send('POST', `/v1/templates/${t.body.id}/resolve`, { key: platform, body: { account: 'alice' } });
+          if (lacking.length > 0) assert.deepEqual([r.status, r.body?.missingSecrets], [422, lacking], `${what} → ${r.text.slice(0, 300)}`);
+          else {
+            assert.equal(r.status, 200, `${what} → ${r.text.slice(0, 300)}`);
+            assert.equal(r.body.template.env.HAD, c.had.map((n) => n.toLowerCase()).join(' '));
+          }
+          assert.equal((await send('DELETE', `/v1/templates/${t.body.id}`, { key: alice })).status, 204);
+        } else if (c.kind === 'me') {
+          const r = await send('GET', '/v1/me', { key: c.who === 'alice' ? alice : platform });
+          assert.equal(r.status, 200, r.text);
+          assert.deepEqual(
+            [r.body.accountName, r.body.role, r.body.isPlatform],
+            [c.who, c.who === 'alice' ? 'user' : 'platform', c.who !== 'alice'],
+          );
         } else if (c.kind === 'progress') {
           const [newest] = (await send('GET', `/v1/endpoints/${endpoint.id}/releases?limit=1`, { key: alice })).body;
-          const r = await send('POST', `/v1/endpoints/${endpoint.id}/releases/${newest.id}/progress`, { key: platform, body: c.progress });
+          const r = await send('POST', `/v1/endpoints/${endpoint.id}/releases/${newest.id}/progress`, {
+            key: platform,
+            body: c.progress,
+          });
           if (['completed', 'failed', 'superseded'].includes(newest.status))
             assert.equal(r.status, 409, `${what} → ${r.text.slice(0, 300)}`);
           else {
@@ -398,7 +674,7 @@ forEachDialect('fuzzing', (dialect) => {
             assert.equal(r.status, 200, `${url} → ${r.text.slice(0, 300)}`);
             assert.ok(r.body.length <= c.limit);
             for (const item of r.body) {
-              const id = item.id ?? `r${item.revision}`;
+              const id = item.id ?? (item.revision === undefined ? item.name : `r${item.revision}`);
               assert.ok(!seen.has(id), `${id} on two pages`);
               seen.add(id);
             }
@@ -406,11 +682,11 @@ forEachDialect('fuzzing', (dialect) => {
           }
         }
       }),
-      { numRuns: share(0.06), seed: SEED + 3 },
+      { numRuns: share(0.08), seed: SEED + 3 },
     );
   });
 
-  test(`a wrong value in one field of any body is refused naming that field (${share(0.2)} cases)`, async () => {
+  test(`a wrong value in one field of any body is refused naming that field (${share(0.18)} cases)`, async () => {
     const wrong = fc.oneof(
       ...writers().map(({ valid, wrong, ...route }) =>
         fc.tuple(
@@ -430,7 +706,7 @@ forEachDialect('fuzzing', (dialect) => {
         if (r.status === 413) return; // a huge wrong value may exceed the body limit first
         names(r, `/${field}`, 'body', what);
       }),
-      { numRuns: share(0.2), seed: SEED + 4 },
+      { numRuns: share(0.18), seed: SEED + 4 },
     );
   });
 
@@ -507,22 +783,48 @@ forEachDialect('fuzzing', (dialect) => {
   test(`every query parameter of every route: a value it refuses is named, one it takes is served (${share(0.14)} cases)`, async () => {
     const value = fc.oneof(
       fc.constantFrom('true', 'false', 'NVIDIA', 'AMD', 'CPU', '1', '100', '1000', '0', '-1', '1001', '007', '+5'),
+      fc.constantFrom('own', 'public', 'platform', 'newest', 'popular', 'Own', 'PUBLIC', 'oldest', 'all'),
       fc.constantFrom('1e400', '-1e400', '1e3', '0x10', ' 5', '5 ', '1.5', '', 'null', 'TRUE', '99999999999999999999', '1,2'),
       fc.integer({ min: 0, max: 2 ** 40 }).map(cursorOf),
+      fc.tuple(fc.nat(), fc.integer({ min: 0, max: 2 ** 40 })).map(([runtime, seq]) => popularCursorOf(runtime, seq)),
       fc.string({ maxLength: 40 }),
       fc.string({ unit: 'binary', maxLength: 40 }),
       hostileText,
       fc.string({ minLength: 256, maxLength: 300 }),
     );
+    // A value of the parameter's own often enough that requests whose every value is taken are common: the rules
+    // between parameters (sort, scope, cursor) decide only those.
+    const flagValue = fc.constantFrom('true', 'false');
+    const takes: Record<string, fc.Arbitrary<string>> = {
+      includeEndpointBoundTemplates: flagValue,
+      includePublicTemplates: flagValue,
+      includePlatformTemplates: flagValue,
+      isServerless: flagValue,
+      category: fc.constantFrom('NVIDIA', 'AMD', 'CPU'),
+      scope: fc.constantFrom('own', 'public', 'platform'),
+      sort: fc.constantFrom('newest', 'popular'),
+      q: fc.string({ minLength: 1, maxLength: 20 }),
+      limit: fc.integer({ min: 1, max: 1000 }).map(String),
+      cursor: fc.oneof(
+        fc.integer({ min: 0, max: 2 ** 40 }).map(cursorOf),
+        fc.tuple(fc.nat(), fc.integer({ min: 0, max: 2 ** 40 })).map(([runtime, seq]) => popularCursorOf(runtime, seq)),
+      ),
+    };
     const parameter = (names: string[]) =>
-      fc.record({
-        name: fc.oneof(
+      fc
+        .oneof(
           { weight: 6, arbitrary: fc.constantFrom(...names) },
           { weight: 1, arbitrary: fc.oneof(fc.string({ minLength: 1, maxLength: 10 }), hostileText) },
-        ),
-        value,
-        broken: fc.option(badPercentEncoding, { nil: undefined, freq: 8 }),
-      });
+        )
+        .chain((name) =>
+          fc.record({
+            name: fc.constant(name),
+            value: Object.hasOwn(takes, name)
+              ? fc.oneof({ weight: 3, arbitrary: value }, { weight: 2, arbitrary: takes[name] as fc.Arbitrary<string> })
+              : value,
+            broken: fc.option(badPercentEncoding, { nil: undefined, freq: 8 }),
+          }),
+        );
     const route = fc.constantFrom(...ROUTES.filter((r) => r.method === 'GET'));
     const request = route.chain((r) =>
       fc.tuple(fc.constant(r), fc.uniqueArray(parameter(r.query ?? ['limit']), { maxLength: 4, selector: (p) => p.name }), fc.boolean()),
@@ -533,6 +835,10 @@ forEachDialect('fuzzing', (dialect) => {
           .replace(':templateId', own.id)
           .replace(':endpointId', endpoint.id)
           .replace(':containerRegistryAuthId', auth.id);
+        // The values each parameter of the route's own takes, sent once: what the rules between parameters look at.
+        const taken = Object.fromEntries(
+          parameters.filter((p) => route.query?.includes(p.name) && QUERY_RULES[p.name]?.(p.value)).map((p) => [p.name, p.value]),
+        );
         const pairs = parameters.map((p) => ({ ...p, text: `${percentEncode(p.name)}=${percentEncode(p.value)}${p.broken ?? ''}` }));
         if (repeat && pairs[0]) pairs.push(pairs[0]);
         const url = `${path}${pairs.length ? '?' : ''}${pairs.map((p) => p.text).join('&')}`;
@@ -540,7 +846,13 @@ forEachDialect('fuzzing', (dialect) => {
           parameters
             .filter((p, i) => {
               const rule = route.query?.includes(p.name) ? QUERY_RULES[p.name] : undefined;
-              return !rule || p.broken !== undefined || !rule(p.value) || (repeat && i === 0);
+              return (
+                !rule ||
+                p.broken !== undefined ||
+                !rule(p.value) ||
+                (repeat && i === 0) ||
+                refusedTogether(route.path, taken).includes(p.name)
+              );
             })
             // A name that can't be decoded is named as it was sent.
             .flatMap((p) => [`/${escapePointer(p.name)}`, `/${escapePointer(percentEncode(p.name))}`]),
@@ -565,49 +877,123 @@ forEachDialect('fuzzing', (dialect) => {
     );
   });
 
-  test(`every path parameter of every route: a bad id is named, however it is encoded (${share(0.1)} cases)`, async () => {
-    const badId = fc
-      .oneof(
-        fc
-          .string({ minLength: 1, maxLength: 80 })
-          .filter((s) => !ID.test(s))
-          .map(percentEncode),
-        fc
-          .string({ unit: 'binary', minLength: 1, maxLength: 40 })
-          .filter((s) => !ID.test(s))
-          .map(percentEncode),
-        hostileText.map(percentEncode),
-        // No hex digit after the bad encoding: "%" then "30" would be a good one.
-        fc.tuple(idLike, badPercentEncoding, fc.stringMatching(/^[g-z_]{0,4}$/)).map(([a, bad, b]) => `${a.slice(0, 20)}${bad}${b}`),
-        fc.integer({ min: 65, max: 400 }).map((n) => 'a'.repeat(n)),
-        // Not "." or "..": the injected request's URL is resolved as a browser would, so they never reach the router.
-        fc.constantFrom('%00', 'a%00b', '%2F', '%20', '..a', '.a.'),
-      )
-      .filter((id) => id !== '.' && id !== '..'); // a dot segment drawn by the strings above: resolved away, as said
-    const goodId = fc.oneof(idLike, fc.constant('own'));
-    const request = fc.constantFrom(...ROUTES.filter((r) => r.path.includes(':'))).chain((r) => {
-      const params = [...r.path.matchAll(/:(\w+)/g)].map((m) => m[1] as string);
-      return fc.tuple(
-        fc.constant(r),
-        fc.tuple(...params.map((p) => fc.tuple(fc.constant(p), fc.option(badId, { nil: undefined, freq: 2 }), goodId))),
-      );
+  test(`the list's scope, sort and cursor together: popular only over one catalogue, a cursor only in its own order (${share(0.02)} cases)`, async () => {
+    const request = fc.record({
+      scope: fc.option(fc.constantFrom('own', 'public', 'platform'), { nil: undefined }),
+      sort: fc.option(fc.constantFrom('newest', 'popular'), { nil: undefined }),
+      cursor: fc.option(
+        fc.oneof(
+          fc.integer({ min: 0, max: 2 ** 40 }).map(cursorOf),
+          fc.tuple(fc.nat(), fc.integer({ min: 0, max: 2 ** 40 })).map(([runtime, seq]) => popularCursorOf(runtime, seq)),
+        ),
+        { nil: undefined },
+      ),
+      flags: fc.subarray(['includeEndpointBoundTemplates', 'includePublicTemplates', 'includePlatformTemplates']),
+      limit: fc.integer({ min: 1, max: 50 }),
     });
+    await fc.assert(
+      fc.asyncProperty(request, async ({ flags, limit, ...chosen }) => {
+        const given = Object.fromEntries(Object.entries(chosen).filter(([, v]) => v !== undefined)) as Record<string, string>;
+        const query = new URLSearchParams({ ...given, ...Object.fromEntries(flags.map((f) => [f, 'true'])), limit: String(limit) });
+        const url = `/v1/templates?${query}`;
+        const r = await send('GET', url, { key: alice });
+        const what = `GET ${url}`;
+        wellFormed(r, what);
+        const refused = refusedTogether('/v1/templates', given);
+        if (refused.length > 0) {
+          assert.equal(r.status, 400, `${what} → ${r.status} ${r.text.slice(0, 300)}`);
+          for (const e of r.body.errors)
+            assert.ok(e.in === 'query' && refused.includes(e.path.slice(1)), `${what}: ${JSON.stringify(e)} is not one of ${refused}`);
+          return;
+        }
+        assert.equal(r.status, 200, `${what} → ${r.status} ${r.text.slice(0, 300)}`);
+        assert.ok(r.body.length <= limit);
+        const items: { ownerName: string; isPublic: boolean; isPlatform: boolean; runtimeInMin: number }[] = r.body;
+        // Each scope holds what it says; the popular order is by runtime, from where its cursor points on.
+        if (chosen.scope === 'own')
+          assert.ok(
+            items.every((t) => t.ownerName === 'alice'),
+            what,
+          );
+        if (chosen.scope === 'public')
+          assert.ok(
+            items.every((t) => t.isPublic && !t.isPlatform),
+            what,
+          );
+        if (chosen.scope === 'platform')
+          assert.ok(
+            items.every((t) => t.isPlatform),
+            what,
+          );
+        if (chosen.sort === 'popular') {
+          const from = /^r([0-9]+)\./.exec(Buffer.from(chosen.cursor ?? '', 'base64url').toString('latin1'));
+          const runtimes = items.map((t) => t.runtimeInMin);
+          assert.ok(
+            runtimes.every((n, i) => n <= (i === 0 ? Number(from?.[1] ?? Number.POSITIVE_INFINITY) : (runtimes[i - 1] as number))),
+            `${what}: ${runtimes}`,
+          );
+        }
+      }),
+      { numRuns: share(0.02), seed: SEED + 12 },
+    );
+  });
+
+  test(`every path parameter of every route: a bad id is named, however it is encoded (${share(0.1)} cases)`, async () => {
+    const badId = ({ rule, longest, good }: ReturnType<typeof pathRule>) =>
+      fc
+        .oneof(
+          fc
+            .string({ minLength: 1, maxLength: 80 })
+            .filter((s) => !rule.test(s))
+            .map(percentEncode),
+          fc
+            .string({ unit: 'binary', minLength: 1, maxLength: 40 })
+            .filter((s) => !rule.test(s))
+            .map(percentEncode),
+          hostileText.map(percentEncode),
+          // No hex digit after the bad encoding: "%" then "30" would be a good one.
+          fc.tuple(good, badPercentEncoding, fc.stringMatching(/^[g-z_]{0,4}$/)).map(([a, bad, b]) => `${a.slice(0, 20)}${bad}${b}`),
+          fc.integer({ min: longest + 1, max: 400 }).map((n) => 'a'.repeat(n)),
+          // Not "." or "..": the injected request's URL is resolved as a browser would, so they never reach the router.
+          fc.constantFrom('%00', 'a%00b', '%2F', '%20', '..a', '.a.'),
+        )
+        .filter((id) => id !== '.' && id !== '..'); // a dot segment drawn by the strings above: resolved away, as said
+    const goodId = ({ good }: ReturnType<typeof pathRule>) => fc.oneof(good, fc.constant('own'));
+    // Each parameter's cases made once, not per case: building a string arbitrary from a regular expression costs.
+    const parameter = new Map(
+      Object.keys({ ...PATH_RULES, templateId: 0, endpointId: 0, releaseId: 0, containerRegistryAuthId: 0 }).map((p) => [
+        p,
+        fc.tuple(fc.constant(p), fc.option(badId(pathRule(p)), { nil: undefined, freq: 2 }), goodId(pathRule(p))),
+      ]),
+    );
+    const request = fc.oneof(
+      ...ROUTES.filter((r) => r.path.includes(':')).map((r) => {
+        const params = [...r.path.matchAll(/:(\w+)/g)].map(
+          (m) => parameter.get(m[1] as string) as fc.Arbitrary<[string, string | undefined, string]>,
+        );
+        return fc.tuple(fc.constant(r), fc.tuple(...params));
+      }),
+    );
     await fc.assert(
       fc.asyncProperty(request, async ([route, params]) => {
         let url = route.path;
         const bad: string[] = [];
         for (const [name, broken, good] of params) {
-          const real = { templateId: own.id, endpointId: endpoint.id, releaseId: release.id, containerRegistryAuthId: auth.id }[
-            name
-          ] as string;
-          // The fuzzer's own template and endpoint are not deleted: the cases after this one use them.
+          const real = {
+            templateId: own.id,
+            endpointId: endpoint.id,
+            releaseId: release.id,
+            containerRegistryAuthId: auth.id,
+            name: SECRET,
+          }[name] as string;
+          // The fuzzer's own template, endpoint and secret are not deleted: the cases after this one use them.
           const mine = good === 'own' && route.method !== 'DELETE';
           url = url.replace(`:${name}`, broken ?? (mine ? real : good === 'own' ? 'nosuchthing' : good));
           if (broken !== undefined) bad.push(`/${name}`);
         }
         const r = await send(route.method, url, {
           key: alice,
-          body: route.method === 'POST' || route.method === 'PATCH' ? '{}' : undefined,
+          body: route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT' ? '{}' : undefined,
         });
         const what = `${route.method} ${url.slice(0, 200)}`;
         wellFormed(r, what);

@@ -311,10 +311,74 @@ export const wrongProgressValues: Record<string, fc.Arbitrary<unknown>> = {
   workersTotal: outside(0, 100_000),
 };
 
+/** A valid `PATCH /v1/endpoints/{id}` body: a name (made unique by the caller), and both worker counts or neither. */
+export const validEndpointUpdate = fc
+  .record({
+    name,
+    workers: fc.option(fc.tuple(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 1, max: 1000 })), { nil: undefined }),
+  })
+  .map(({ name, workers }) => ({
+    name,
+    ...(workers ? { workersMin: workers[0], workersMax: Math.max(workers[0], workers[1]) } : {}),
+  }));
+
+/** Values an endpoint update refuses alone, the server-set fields sent back with a value they never hold included. */
+export const wrongEndpointUpdateValues: Record<string, fc.Arbitrary<unknown>> = {
+  ...wrongEndpointValues,
+  id: fc.oneof(notString, fc.string({ maxLength: 15 }), fc.string({ minLength: 65, maxLength: 100 }), hostileText),
+  version: fc.oneof(notInteger, fc.integer({ max: 0 }), fc.integer({ min: 2 ** 40, max: Number.MAX_SAFE_INTEGER })),
+  createdAt: fc.oneof(notString, fc.string({ maxLength: 64 }), fc.constantFrom('2000-01-01T00:00:00Z', 'now', ''), hostileText),
+  updatedAt: fc.oneof(notString, fc.string({ maxLength: 64 }), fc.constantFrom('1999-12-31T23:59:59.999Z', 'today'), hostileText),
+};
+
+/** A secret's name as the path takes it: an env name of at most 128 characters. */
+export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/** A valid secret name; the fuzzer's own start with FUZZ, so these (lower-case first) never touch them. */
+export const secretName = fc.stringMatching(/^[a-z_][A-Za-z0-9_]{0,40}$/);
+
+/** A valid `PUT /v1/secrets/{name}` body: any text but NUL, up to 32,768 characters and bytes. */
+export const validSecret = fc.record({
+  value: fc.oneof(
+    text({ unit: 'binary', minLength: 1, maxLength: 200 }).filter((v) => v.length > 0),
+    fc.constantFrom('x'.repeat(32768), 'é'.repeat(16384), '😀'.repeat(8192), ' ', '{{ secret.OTHER }}'),
+  ),
+});
+
+export const wrongSecretValues: Record<string, fc.Arbitrary<unknown>> = {
+  value: fc.oneof(notString, fc.constantFrom('', 'x'.repeat(32769), 'é'.repeat(16385), '😀'.repeat(8193)), hostileText),
+};
+
+/** Values `POST /v1/templates/{id}/resolve` refuses: an account name of no account too (a 400 naming /account). */
+export const wrongResolveValues: Record<string, fc.Arbitrary<unknown>> = {
+  account: fc.oneof(
+    notString,
+    fc.constantFrom('', 'nosuchaccount', 'ALICE', ' alice', 'alice '),
+    fc.string({ minLength: 129, maxLength: 200 }),
+    hostileText,
+  ),
+  revision: fc.oneof(
+    notInteger,
+    fc.integer({ max: 0 }),
+    fc.constantFrom('-1e400', '-1e20', '-0.5').map((t) => new RawJson(t)),
+  ),
+};
+
+/** Every field some request body knows: an "unknown" field drawn is none of them. */
+const KNOWN_FIELDS = new Set([
+  ...Object.keys(wrongValues),
+  ...Object.keys(wrongEndpointUpdateValues),
+  ...Object.keys(wrongRegistryAuthValues),
+  ...Object.keys(wrongUsageValues),
+  ...Object.keys(wrongRollbackValues),
+  ...Object.keys(wrongProgressValues),
+  ...Object.keys(wrongSecretValues),
+  ...Object.keys(wrongResolveValues),
+]);
+
 /** A field name no schema knows. */
 export const unknownField = fc
   .oneof(fc.string({ minLength: 1, maxLength: 20 }), hostileText)
-  .filter((s) => !(s in wrongValues) && !['__proto__', 'constructor', 'prototype'].includes(s));
+  .filter((s) => !KNOWN_FIELDS.has(s) && !['__proto__', 'constructor', 'prototype'].includes(s));
 
 /**
  * Text as it would be percent-encoded in a URL, where a lone surrogate is written as the bytes it would have in
