@@ -260,9 +260,11 @@ export class TemplateRepository {
     const missing = this.core.db.selectFrom('templates').select(TEMPLATE_COLUMNS).where('body', 'is', null).orderBy('seq').limit(limit);
     const rows = await (this.core.locksRows ? missing.forUpdate().skipLocked() : missing).execute();
     for (const row of rows) {
+      const template = toTemplate(row);
       await this.core.db
         .updateTable('templates')
-        .set({ body: templateJson(toTemplate(row)) })
+        // `search` too: a row written around the store may hold SQL's lowercasing of it (migration 0015), not ours.
+        .set({ body: templateJson(template), search: searchText(template) })
         .where('seq', '=', row.seq)
         .execute();
       this.core.wrote(`t:${row.id}`);
@@ -383,10 +385,13 @@ export function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'
     revision: t.revision,
     created_at: t.createdAt,
     updated_at: t.updatedAt,
-    search: `${t.name}\n${t.imageName}`.toLowerCase(),
+    search: searchText(t),
     body: templateJson(t),
   };
 }
+
+/** What `q` searches: the name and image, lowercased, a line apart (so that no term spans both). */
+const searchText = (t: Pick<TemplateRecord, 'name' | 'imageName'>) => `${t.name}\n${t.imageName}`.toLowerCase();
 
 /** A template row as the record it stores. */
 export function toTemplate(row: Selectable<TemplatesTable>): TemplateRecord {
