@@ -71,6 +71,9 @@ export class EndpointRepository {
       .where('endpoint_id', 'is', null)
       .executeTakeFirst();
     if (bound.numUpdatedRows === 0n) throw templateAlreadyBound();
+    // Both rows' views changed (bound or not): the read cache forgets them, or this process would serve them stale.
+    this.core.wrote(`t:${from}`);
+    this.core.wrote(`t:${to}`);
   }
 
   async list(ownerId: string, limit: number, before?: number): Promise<Page<EndpointRecord>> {

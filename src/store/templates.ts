@@ -194,8 +194,8 @@ export class TemplateRepository {
 
   /**
    * How a page finds its `q`, chosen per term. PostgreSQL: a term of 3 characters or more by `like`, and its planner
-   * chooses between the trigram index and the scope's index; SQLite: through the trigram table when it holds fewer
-   * than RARE rows with the term, else down the scope's index (a frequent term fills a page in a few rows). Terms of
+   * chooses between the trigram index and the scope's index; SQLite: through the trigram table when one of the term's
+   * trigrams is in fewer than RARE rows, else down the scope's index (a frequent term fills a page in a few rows). Terms of
    * 1 or 2 characters have no trigram: they are walked, and every walk stops after WALK_ROWS rows of each scope.
    */
   async searchPlan(query: TemplateQuery): Promise<SearchPlan> {
@@ -204,11 +204,7 @@ export class TemplateRepository {
     const short = [...term].length < 3;
     let via: SearchVia = 'walk';
     if (!short && this.core.dialect.name === 'postgres') via = 'like';
-    else if (!short) {
-      const { rows } = await sql<{ found: number }>`select count(*) as found from (select rowid from templates_search
-        where templates_search match ${trigramPhrase(term)} limit ${RARE})`.execute(this.core.db);
-      via = Number(rows[0]?.found ?? 0) < RARE ? 'trigram' : 'walk';
-    }
+    else if (!short && (await this.holdsRareTrigram(term))) via = 'trigram';
     if (via !== 'walk') return { via };
     const floors: (ListPosition | undefined)[] = [];
     for (let i = 0; i < scopeCount(query); i++) {
@@ -221,6 +217,24 @@ export class TemplateRepository {
       );
     }
     return { via, floors };
+  }
+
+  /**
+   * SQLite: whether one of the term's trigrams is in fewer than RARE rows of the trigram table. Then a page read through
+   * it examines about that many rows (FTS5 steps every trigram of the phrase to the rare one's rows). Counting the
+   * rows of the whole phrase instead is no bound: a term made of frequent trigrams that no row holds in that order
+   * (`seededed`, each of whose trigrams every `seeded …` row holds) made FTS5 check every row, 0.36 s at 100,000
+   * templates on the event loop. Each count stops at RARE rows, and the first rare trigram ends the look.
+   */
+  private async holdsRareTrigram(term: string): Promise<boolean> {
+    const chars = [...term];
+    const trigrams = new Set(chars.slice(2).map((_, i) => chars.slice(i, i + 3).join('')));
+    for (const trigram of trigrams) {
+      const { rows } = await sql<{ found: number }>`select count(*) as found from (select rowid from templates_search
+        where templates_search match ${trigramPhrase(trigram)} limit ${RARE})`.execute(this.core.db);
+      if (Number(rows[0]?.found ?? 0) < RARE) return true;
+    }
+    return false;
   }
 
   /**
@@ -260,9 +274,11 @@ export class TemplateRepository {
     const missing = this.core.db.selectFrom('templates').select(TEMPLATE_COLUMNS).where('body', 'is', null).orderBy('seq').limit(limit);
     const rows = await (this.core.locksRows ? missing.forUpdate().skipLocked() : missing).execute();
     for (const row of rows) {
+      const template = toTemplate(row);
       await this.core.db
         .updateTable('templates')
-        .set({ body: templateJson(toTemplate(row)) })
+        // `search` too: a row written around the store may hold SQL's lowercasing of it (migration 0015), not ours.
+        .set({ body: templateJson(template), search: searchText(template) })
         .where('seq', '=', row.seq)
         .execute();
       this.core.wrote(`t:${row.id}`);
@@ -383,10 +399,13 @@ export function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'
     revision: t.revision,
     created_at: t.createdAt,
     updated_at: t.updatedAt,
-    search: `${t.name}\n${t.imageName}`.toLowerCase(),
+    search: searchText(t),
     body: templateJson(t),
   };
 }
+
+/** What `q` searches: the name and image, lowercased, a line apart (so that no term spans both). */
+const searchText = (t: Pick<TemplateRecord, 'name' | 'imageName'>) => `${t.name}\n${t.imageName}`.toLowerCase();
 
 /** A template row as the record it stores. */
 export function toTemplate(row: Selectable<TemplatesTable>): TemplateRecord {

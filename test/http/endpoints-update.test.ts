@@ -64,6 +64,21 @@ forEachDialect('endpoint updates and GET /me', (dialect) => {
     assert.equal((await h.call('DELETE', `/v1/templates/${e.templateId}`, { key: alice })).status, 204);
   });
 
+  test('rebinding: GET and the list show each template bound or not as it now is, read before or not', async () => {
+    const e = await endpoint('rebind-seen');
+    const next = await template();
+    const seen = async (id: string, bound: boolean) =>
+      (await h.call('GET', `/v1/templates/${id}${bound ? '?includeEndpointBoundTemplates=true' : ''}`, { key: alice })).status;
+    // Both read first, as a client would have (the process now holds them).
+    assert.deepEqual([await seen(e.templateId, false), await seen(next.id, false)], [404, 200]);
+    assert.equal((await patch(e.id, { templateId: next.id })).status, 200);
+    // The new template is bound: hidden without includeEndpointBoundTemplates; the old one is unbound: shown.
+    assert.deepEqual([await seen(next.id, false), await seen(next.id, true)], [404, 200]);
+    assert.deepEqual([await seen(e.templateId, false), await seen(e.templateId, true)], [200, 200]);
+    const listed = (await h.call('GET', '/v1/templates?scope=own&limit=1000', { key: alice })).body.map((t: { id: string }) => t.id);
+    assert.deepEqual([listed.includes(next.id), listed.includes(e.templateId)], [false, true]);
+  });
+
   test('rebinding follows the rules of a create: own, Serverless, unbound', async () => {
     const e = await endpoint('rules');
     const other = await endpoint('other');

@@ -50,6 +50,16 @@ forEachDialect('rows written outside the service', (dialect) => {
     assert.deepEqual([item.id, item.imageName, item.readme, item.volumeInGb], [t.id, 'acme/fixed:2', 'fixed by hand', 7]);
   });
 
+  test('q finds a template by the name and image SQL gave it, and no longer by the old ones', async () => {
+    const t = await create({ name: 'Sqlrenamed Before', imageName: 'acme/oldimage:1' });
+    await sql`update templates set name = 'Sqlrenamed After', image_name = 'acme/NEWIMAGE:2' where id = ${t.id}`.execute(raw);
+    const ids = async (q: string) => (await listed(q)).map((item) => item.id);
+    assert.deepEqual(await ids('sqlrenamed after'), [t.id]);
+    assert.deepEqual(await ids('IMAGE:2'), [t.id]);
+    assert.deepEqual(await ids('sqlrenamed before'), []);
+    assert.deepEqual(await ids('oldimage'), []);
+  });
+
   test('an UPDATE that also writes the old representation back is served as the row says', async () => {
     const t = await create();
     await sql`update templates set image_name = 'acme/again:3', body = body where id = ${t.id}`.execute(raw);

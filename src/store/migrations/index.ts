@@ -13,6 +13,7 @@ import * as search from './0010-search.ts';
 import * as secrets from './0011-secrets.ts';
 import * as historyQuota from './0012-history-quota.ts';
 import * as usagePerStatement from './0014-usage-per-statement.ts';
+import * as searchFollows from './0015-search-follows-columns.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
@@ -31,6 +32,7 @@ const ordered: [string, DialectMigration][] = [
   ['0011-secrets', secrets],
   ['0012-history-quota', historyQuota],
   ['0014-usage-per-statement', usagePerStatement],
+  ['0015-search-follows-columns', searchFollows],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {
