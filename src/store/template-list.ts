@@ -1,5 +1,6 @@
 import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import type { ListPosition, ListScope, ListSort } from '../domain/page.ts';
+import { CATEGORIES } from '../domain/template.ts';
 import type { Visibility } from '../domain/visibility.ts';
 import type { Tables } from './schema.ts';
 
@@ -102,34 +103,32 @@ function searchCondition(dialect: 'sqlite' | 'postgres', via: SearchVia, term: s
 
 /**
  * Where a walk of scope `scopeIndex` must stop to stay within `rows` rows of the scope: the last row it may read,
- * and whether more follow it (else the walk reaches the scope's end within the budget). The rows are counted
- * without the category and Serverless filters, so a sparse filter can't stretch the walk.
+ * and whether more follow it (else the walk reaches the scope's end within the budget). The rows are those of the
+ * indexes the page reads (the category and Serverless filters are their leading columns), before `q`'s check.
  */
 export function walkEndQuery(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres', query: TemplateQuery, scopeIndex: number, rows: number) {
-  const popular = query.sort === 'popular';
   const scope = visibleScopes(query.visibility, query.scope)[scopeIndex] as Scope;
-  const walks = startsOf(scope, dialect, popular, query.before).map((start, j) => {
-    let select = db
-      .selectFrom('templates')
-      .select(['seq as position', 'runtime_in_min as runtime'])
-      .where((eb) => eb.and([...scope.where(eb), ...start(eb)]))
-      .orderBy(scope.lead, 'desc');
-    if (popular) select = select.orderBy('runtime_in_min', 'desc');
-    return db
+  const walks = walksOf(scope, dialect, query, false).map((walk, j) =>
+    db
       .selectFrom(
-        select
-          .orderBy('seq', 'desc')
+        orderedBy(
+          db
+            .selectFrom('templates')
+            .select(['seq as position', 'runtime_in_min as runtime'])
+            .where((eb) => eb.and(walk.where(eb))),
+          walk.order,
+        )
           .limit(rows + 1)
           .as(`walk${j}`),
       )
-      .selectAll();
-  });
+      .selectAll(),
+  );
   const [first, ...rest] = walks;
   const merged = rest.reduce((all, walk) => all.unionAll(walk), first as NonNullable<typeof first>);
   return db
     .selectFrom(merged.as('walked'))
     .select(['position', 'runtime'])
-    .orderBy(sql`${orderOf(popular)}`)
+    .orderBy(sql`${orderOf(query.sort === 'popular')}`)
     .limit(2)
     .offset(rows - 1);
 }
@@ -141,24 +140,107 @@ export const scopeCount = (query: TemplateQuery) => visibleScopes(query.visibili
 const SIZE = sql<number>`coalesce(octet_length(body), 2 * (octet_length(name) + octet_length(image_name) + octet_length(readme)
   + octet_length(env) + octet_length(ports) + octet_length(docker_entrypoint) + octet_length(docker_start_cmd)) + 1024)`;
 
+type Column = 'owner_id' | 'is_platform' | 'is_public' | 'category' | 'is_serverless' | 'runtime_in_min' | 'seq';
+
 /**
- * Where a scope's walk down its index starts: the index's start point, so that page 50 costs what page 1 does.
+ * An index a page reads (migrations 0001, 0010, 0013): its leading columns, each equal to a value, then the page's
+ * order (`seq`, or `runtime_in_min`, `seq`). A partial index holds only the rows of its `partial` condition, each
+ * column equal to a value (`where is_public = 1 and is_platform = 0`); the first is the leading column's.
+ */
+interface IndexKey {
+  equal: [Column, string | number][];
+  partial?: [Column, number][];
+}
+
+/**
+ * The indexes a scope is read down for the query's filters. Without any, the scope's own (`lead`, then the order);
+ * with either, the index of both filters (migration 0013), once for each value of the one not asked for: a page of
+ * one category reads its Pod templates and its Serverless ones, and merges them in the page's order.
+ */
+function keysOf(scope: Scope, query: TemplateQuery): IndexKey[] {
+  if (query.category === undefined && query.isServerless === undefined) return [{ equal: [[scope.lead, scope.value]] }];
+  const categories: readonly string[] = query.category === undefined ? CATEGORIES : [query.category];
+  const serverless = query.isServerless === undefined ? [0, 1] : [query.isServerless ? 1 : 0];
+  return categories.flatMap((category) =>
+    serverless.map(
+      (s): IndexKey => ({
+        equal: [
+          [scope.lead, scope.value],
+          ['category', category],
+          ['is_serverless', s],
+        ],
+        partial: PARTIAL[scope.lead],
+      }),
+    ),
+  );
+}
+
+/** The conditions of the partial filter indexes (migration 0013), by the scope's leading column. */
+const PARTIAL: Record<Scope['lead'], [Column, number][] | undefined> = {
+  owner_id: undefined,
+  is_platform: [['is_platform', 1]],
+  is_public: [
+    ['is_public', 1],
+    ['is_platform', 0],
+  ],
+};
+
+/** One search down an index: its conditions (the scope's, the index's start point), and the index's order. */
+interface Walk {
+  where: (eb: ExpressionBuilder<Tables, 'templates'>) => Expression<SqlBool>[];
+  order: Column[];
+}
+
+/** The searches that read a scope's rows for `query`, in the page's order from its cursor: see `startsOf`. */
+function walksOf(scope: Scope, dialect: 'sqlite' | 'postgres', query: TemplateQuery, byTrigram: boolean): Walk[] {
+  const popular = query.sort === 'popular';
+  // Read through the trigram table, no index of the scope is read: the filters are checked on the rows it names.
+  const keys: IndexKey[] = byTrigram ? [{ equal: [[scope.lead, scope.value]] }] : keysOf(scope, query);
+  const filters: Condition = (eb) =>
+    byTrigram
+      ? [
+          ...(query.category === undefined ? [] : [eb('category', '=', query.category)]),
+          ...(query.isServerless === undefined ? [] : [eb('is_serverless', '=', query.isServerless ? 1 : 0)]),
+        ]
+      : [];
+  return keys.flatMap((key) =>
+    startsOf(key, dialect, popular, query.before, byTrigram).map((start) => ({
+      where: (eb: ExpressionBuilder<Tables, 'templates'>) => [...scope.where(eb), ...filters(eb), ...start(eb)],
+      order: [...key.equal.map(([column]) => column), ...(popular ? (['runtime_in_min'] as const) : []), 'seq'],
+    })),
+  );
+}
+
+/** `select` ordered by `columns`, each descending. */
+function orderedBy<S extends { orderBy(column: Column, direction: 'desc'): S }>(select: S, columns: Column[]): S {
+  return columns.reduce((ordered, column) => ordered.orderBy(column, 'desc'), select);
+}
+
+/**
+ * Where a walk down an index starts: the index's start point, so that page 50 costs what page 1 does.
  * PostgreSQL takes the cursor as a row value over the index's columns (`(is_public, seq) < (1, $cursor)`) beside
- * the leading column's lower bound (with an equality it may drop the column, see above). SQLite never bounds a
- * search by `seq` (the rowid) inside a row value, so there the leading column is an equality and `seq` a bound of
- * its own; in the popular order, the rest of the cursor's runtime and the lower runtimes are two searches.
+ * each leading column's lower bound (with an equality it may drop the column, see `visibleScopes`), and the query
+ * orders on every column of the index, so that no other index gives its order. SQLite never bounds a search by
+ * `seq` (the rowid) inside a row value, so there the leading columns are equalities and `seq` a bound of its own; in
+ * the popular order, the rest of the cursor's runtime and the lower runtimes are two searches. A partial index's
+ * condition is written as a literal (`is_public = 1`), which both databases need to see that the index serves it.
  */
 function startsOf(
-  scope: Scope,
+  key: IndexKey,
   dialect: 'sqlite' | 'postgres',
   popular: boolean,
   at: ListPosition | undefined,
   byTrigram = false,
 ): Condition[] {
-  const { lead, value } = scope;
+  const partial: Condition = (eb) => (key.partial ?? []).map(([column, value]) => eb(column, '=', sql.lit(value)));
   if (dialect === 'sqlite') {
-    // Read through the trigram table, the scope's index must not be chosen: `+column` is SQLite's way to say so.
-    const scoped: Condition = byTrigram ? () => [sql<SqlBool>`+${sql.ref(lead)} = ${value}`] : (eb) => [eb(lead, '=', value)];
+    // Read through the trigram table, no index may be chosen: `+column` is SQLite's way to say so.
+    const scoped: Condition = (eb) => [
+      ...partial(eb),
+      ...key.equal
+        .slice(key.partial ? 1 : 0)
+        .map(([column, value]) => (byTrigram ? sql<SqlBool>`+${sql.ref(column)} = ${value}` : eb(column, '=', value))),
+    ];
     if (at === undefined) return [scoped];
     if (!popular) return [(eb) => [...scoped(eb), eb('seq', '<', at.seq)]];
     const runtime = at.runtime ?? 0;
@@ -167,9 +249,12 @@ function startsOf(
       (eb) => [...scoped(eb), eb('runtime_in_min', '<', runtime)],
     ];
   }
-  if (at === undefined) return [(eb) => [eb(lead, '>=', value), eb(lead, '<=', value)]];
-  if (!popular) return [(eb) => [eb(lead, '>=', value), eb(eb.refTuple(lead, 'seq'), '<', eb.tuple(value, at.seq))]];
-  return [(eb) => [eb(lead, '>=', value), eb(eb.refTuple(lead, 'runtime_in_min', 'seq'), '<', eb.tuple(value, at.runtime ?? 0, at.seq))]];
+  const lower: Condition = (eb) => [...partial(eb), ...key.equal.map(([column, value]) => eb(column, '>=', value))];
+  if (at === undefined) return [(eb) => [...lower(eb), ...key.equal.map(([column, value]) => eb(column, '<=', value))]];
+  const columns = [...key.equal.map(([column]) => column), ...(popular ? ['runtime_in_min'] : []), 'seq'];
+  const values = [...key.equal.map(([, value]) => value), ...(popular ? [at.runtime ?? 0] : []), at.seq];
+  const cursor = sql<SqlBool>`(${sql.join(columns.map((column) => sql.ref(column)))}) < (${sql.join(values)})`;
+  return [(eb) => [...lower(eb), cursor]];
 }
 
 /** The page's order, as `order by` text over a row's `runtime` and `position` (its seq). */
@@ -193,23 +278,19 @@ export function listQuery(
   const popular = query.sort === 'popular';
   const term = query.search;
   const branches = visibleScopes(query.visibility, query.scope).flatMap((scope, i) =>
-    startsOf(scope, dialect, popular, query.before, term !== undefined && plan.via === 'trigram').map((start, j) => {
+    walksOf(scope, dialect, query, term !== undefined && plan.via === 'trigram').map((walk, j) => {
       let select = db
         .selectFrom('templates')
         .select(['seq as position', 'runtime_in_min as runtime', SIZE.as('size')])
-        .where((eb) => eb.and([...scope.where(eb), ...start(eb)]));
-      if (query.category !== undefined) select = select.where('category', '=', query.category);
-      if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
+        .where((eb) => eb.and(walk.where(eb)));
       if (term) select = select.where(searchCondition(dialect, plan.via, term));
       const floor = plan.floors?.[i];
       if (floor !== undefined)
         select = popular
           ? select.where((eb) => eb(eb.refTuple('runtime_in_min', 'seq'), '>=', eb.tuple(floor.runtime ?? 0, floor.seq)))
           : select.where('seq', '>=', floor.seq);
-      select = select.orderBy(scope.lead, 'desc');
-      if (popular) select = select.orderBy('runtime_in_min', 'desc');
-      const branch = select.orderBy('seq', 'desc').limit(take);
-      return db.selectFrom(branch.as(`scope${i}${j === 0 ? '' : 'b'}`)).selectAll();
+      const branch = orderedBy(select, walk.order).limit(take);
+      return db.selectFrom(branch.as(j === 0 ? `scope${i}` : `scope${i}_${j}`)).selectAll();
     }),
   );
   const [first, ...rest] = branches;

@@ -165,6 +165,16 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
+/** The plan's scans, one line each: which index, the rows passed on and thrown away (for failure messages). */
+function scansOf(node: PlanNode & { 'Index Name'?: string; 'Index Cond'?: string }): string[] {
+  const own = node['Node Type'].endsWith('Scan')
+    ? [
+        `${node['Node Type']} ${node['Index Name'] ?? ''} rows=${node['Actual Rows']}x${node['Actual Loops']} removed=${node['Rows Removed by Filter'] ?? 0} ${node['Index Cond'] ?? ''}`,
+      ]
+    : [];
+  return [...own, ...(node.Plans ?? []).flatMap(scansOf)];
+}
+
 /** Rows the plan's scans read from the table: those they passed on, and those their filters threw away. */
 function rowsExamined(node: PlanNode): number {
   const own = node['Node Type'].endsWith('Scan') ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'] : 0;
@@ -279,5 +289,178 @@ forEachDialect('the plan of a search, chosen per term', (dialect) => {
       before = page.next;
     } while (before !== undefined);
     assert.deepEqual(found.sort(), ['ZEBRAFISH lab', 'Zebrafish tracker', 'zebrafish-v2']);
+  });
+});
+
+// The category and Serverless filters: each combination is read down an index whose leading columns are its
+// equalities (migration 0013), from the cursor, so that a deep page of a sparse filter costs what the first does.
+// The data: AMD is rare (every 20th template) and, among the community's, only in the oldest fifth; a third of all
+// templates are Serverless; runtimes repeat (so the popular order's cursor lands among equal runtimes).
+forEachDialect('the plan of a filtered page', (dialect) => {
+  let db: Database;
+  let store: Store;
+  const visibility = { ownerId: 'acc_z_big', bound: false, public: true, platform: true, platformKey: false };
+  // Enough of each that PostgreSQL's planner has a real choice: a filter's rows are too many to read and sort.
+  const COMMUNITY = 40_000;
+  const OFFICIAL = 12_000;
+  before(async () => {
+    db = await freshDatabase(dialect);
+    store = Store.open(dialectFor(db.url));
+    await store.migrate();
+    for (const [id, role] of [
+      ['acc_z_big', 'user'],
+      ['acc_a_others', 'user'],
+      ['acc_p', 'platform'],
+    ] as const)
+      await store.accounts.ensure({ id, name: id, role, createdAt: at });
+    await seedTemplates(db.url, 'acc_a_others', 0, 500);
+    await seedTemplates(db.url, 'acc_z_big', 500, 500 + OLD);
+    await seedTemplates(db.url, 'acc_a_others', 500 + OLD, COMMUNITY);
+    await seedTemplates(db.url, 'acc_p', COMMUNITY, COMMUNITY + OFFICIAL, { platform: true });
+    await sqlOn(
+      db.url,
+      `update templates set
+         category = case when seq % 20 = 0 and (seq <= ${COMMUNITY / 5} or seq > ${COMMUNITY}) then 'AMD' when seq % 5 = 1 then 'CPU' else 'NVIDIA' end,
+         is_serverless = case when seq % 3 = 0 then 1 else 0 end,
+         runtime_in_min = (seq * 7) % 50`,
+    );
+    if (dialect === 'postgres') await sqlOn(db.url, 'analyze templates');
+  });
+  after(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  const FILTERS = [
+    { category: 'AMD', isServerless: true },
+    { category: 'AMD' },
+    { isServerless: true },
+    { category: 'CPU', isServerless: false },
+  ] as const;
+  // Each scope and order: the index it is read down, and a cursor deep into it.
+  const CASES = [
+    { scope: 'own', sort: 'newest', index: 'templates_owner_filters', lead: 'owner_id', deep: { seq: 1_200 } },
+    { scope: 'public', sort: 'newest', index: 'templates_public_filters', lead: 'is_public', deep: { seq: COMMUNITY / 2 } },
+    {
+      scope: 'platform',
+      sort: 'newest',
+      index: 'templates_platform_filters',
+      lead: 'is_platform',
+      deep: { seq: COMMUNITY + OFFICIAL / 2 },
+    },
+    {
+      scope: 'public',
+      sort: 'popular',
+      index: 'templates_public_popular_filters',
+      lead: 'is_public',
+      deep: { seq: COMMUNITY / 2, runtime: 20 },
+    },
+    {
+      scope: 'platform',
+      sort: 'popular',
+      index: 'templates_platform_popular_filters',
+      lead: 'is_platform',
+      deep: { seq: COMMUNITY + OFFICIAL / 2, runtime: 20 },
+    },
+  ] as const;
+
+  /** The templates of the filter, as the rule says (every visible template of the scope, in the page's order). */
+  async function expected(scope: 'own' | 'public' | 'platform', popular: boolean, filter: (typeof FILTERS)[number]) {
+    const where = [
+      { own: "owner_id = 'acc_z_big'", public: 'is_public = 1 and is_platform = 0', platform: 'is_platform = 1 and is_public = 1' }[scope],
+      ...('category' in filter ? [`category = '${filter.category}'`] : []),
+      ...('isServerless' in filter ? [`is_serverless = ${filter.isServerless ? 1 : 0}`] : []),
+    ].join(' and ');
+    const rows = await sqlOn(db.url, `select id from templates where ${where} order by ${popular ? 'runtime_in_min desc, ' : ''}seq desc`);
+    return rows.map((row) => (row as { id: string }).id);
+  }
+
+  for (const { scope, sort, index, lead, deep } of CASES) {
+    for (const filter of FILTERS) {
+      const name = `scope=${scope} sort=${sort} ${JSON.stringify(filter)}`;
+      test(`${name}: every page is ${index}, searched from the cursor; the deep page reads no more than the first`, async () => {
+        const base = { visibility, scope, sort, ...filter };
+        // What the pages hold: the filter's templates, in order, each once.
+        const seen: string[] = [];
+        let next: ListPosition | undefined;
+        do {
+          const page = await store.templates.list({ ...base, limit: 100, before: next });
+          seen.push(...page.items.map((item) => JSON.parse(item.json).id as string));
+          next = page.next;
+        } while (next !== undefined);
+        assert.deepEqual(seen, await expected(scope, sort === 'popular', filter));
+
+        const examined: number[] = [];
+        const plans: string[] = [];
+        for (const before of [undefined, deep]) {
+          const q = await store.templates.listSql({ ...base, limit: 100, before });
+          if (dialect === 'postgres') {
+            const [row] = await sqlOn(db.url, `explain (analyze, format json) ${q.sql}`, q.parameters);
+            const plan = (row as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan;
+            const text = JSON.stringify(plan);
+            // The filter's index; PostgreSQL may read a small filter down the newest-first one and sort it by runtime.
+            const scans = scansOf(plan).join('\n');
+            assert.match(text, new RegExp(`"Index Name":"${index.replace('_popular', '(_popular)?')}"`), scans);
+            assert.doesNotMatch(text, /"Index Name":"templates_(public|platform|owner)_(seq|popular)"|Seq Scan/, scans);
+            examined.push(rowsExamined(plan));
+            plans.push(scans);
+          } else {
+            const plan = (await sqlOn(db.url, `explain query plan ${q.sql}`, q.parameters)).map((r) => (r as { detail: string }).detail);
+            const branches = plan.filter((step) => step.startsWith('CO-ROUTINE scope'));
+            // One search per value of the filters not asked for (and, in the popular order from a cursor, two: the
+            // cursor's runtime, then the lower ones).
+            const values = ('category' in filter ? 1 : 3) * ('isServerless' in filter ? 1 : 2);
+            assert.equal(branches.length, values * (sort === 'popular' && before !== undefined ? 2 : 1), plan.join('; '));
+            for (const branch of branches) {
+              const alias = branch.slice('CO-ROUTINE '.length);
+              const steps = plan.slice(plan.indexOf(branch) + 1, plan.indexOf(`SCAN ${alias}`));
+              assert.equal(steps.length, 1, plan.join('; '));
+              const order = sort === 'popular' ? ' AND runtime_in_min[=<]\\?' : '';
+              const bound = before === undefined ? '' : sort === 'popular' ? '( AND seq<\\?)?' : ' AND seq<\\?';
+              assert.match(
+                steps[0] as string,
+                new RegExp(
+                  `^SEARCH templates USING INDEX ${index} \\(${lead}=\\? AND category=\\? AND is_serverless=\\?${before === undefined ? '' : order}${bound}\\)$`,
+                ),
+                plan.join('; '),
+              );
+            }
+          }
+        }
+        if (dialect === 'postgres') {
+          const [first, deeper] = examined as [number, number];
+          assert.ok(
+            first < 1_000 && deeper < 1_000,
+            `examined ${examined.join(' and ')} rows for a page of 100 out of ${COMMUNITY + OFFICIAL}: ${plans.join('\n\n')}`,
+          );
+          assert.ok(deeper <= 2 * first + 10, `examined ${deeper} rows for the deep page, ${first} for the first`);
+        }
+      });
+    }
+  }
+
+  test('a page of every scope at once, filtered: each scope down its own filter index', async () => {
+    const q = await store.templates.listSql({ visibility, isServerless: true, limit: 100, before: { seq: COMMUNITY / 2 } });
+    const page = await store.templates.list({ visibility, isServerless: true, limit: 100, before: { seq: COMMUNITY / 2 } });
+    assert.equal(page.items.length, 100);
+    if (dialect === 'postgres') {
+      const [row] = await sqlOn(db.url, `explain (analyze, format json) ${q.sql}`, q.parameters);
+      const plan = (row as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan;
+      const text = JSON.stringify(plan);
+      for (const index of ['templates_owner_filters', 'templates_platform_filters', 'templates_public_filters'])
+        assert.match(text, new RegExp(`"Index Name":"${index}"`), text);
+      assert.ok(rowsExamined(plan) < 2_000, `examined ${rowsExamined(plan)} rows`);
+    } else {
+      const plan = (await sqlOn(db.url, `explain query plan ${q.sql}`, q.parameters)).map((r) => (r as { detail: string }).detail);
+      const searches = plan.filter((step) => step.startsWith('SEARCH templates USING INDEX'));
+      assert.equal(searches.length, 9, plan.join('; '));
+      for (const [i, index] of ['templates_owner_filters', 'templates_platform_filters', 'templates_public_filters'].entries())
+        for (const search of searches.slice(3 * i, 3 * i + 3))
+          assert.match(
+            search,
+            new RegExp(`^SEARCH templates USING INDEX ${index} \\(\\w+=\\? AND category=\\? AND is_serverless=\\? AND seq<\\?\\)$`),
+          );
+      assert.ok(!plan.some((step) => step.startsWith('SCAN templates')), plan.join('; '));
+    }
   });
 });

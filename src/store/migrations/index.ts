@@ -12,6 +12,7 @@ import * as housekeeping from './0009-housekeeping.ts';
 import * as search from './0010-search.ts';
 import * as secrets from './0011-secrets.ts';
 import * as historyQuota from './0012-history-quota.ts';
+import * as filterIndexes from './0013-filter-indexes.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
@@ -29,6 +30,7 @@ const ordered: [string, DialectMigration][] = [
   ['0010-search', search],
   ['0011-secrets', secrets],
   ['0012-history-quota', historyQuota],
+  ['0013-filter-indexes', filterIndexes],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {
