@@ -32,6 +32,11 @@ export interface SearchPlan {
   via: SearchVia;
   /** For each scope (by its index in the query's scopes), the last row a walk may read: the row budget's end. */
   floors?: (ListPosition | undefined)[];
+  /**
+   * SQLite, without `q`: each walk reads at most this many rows of its index, whatever the rest of the scope's rule
+   * throws away; a walk that read them all and came back short ends the page where it stopped (`walkEndsQuery`).
+   */
+  walkRows?: number;
 }
 
 type Condition = (eb: ExpressionBuilder<Tables, 'templates'>) => Expression<SqlBool>[];
@@ -104,9 +109,11 @@ function searchCondition(dialect: 'sqlite' | 'postgres', via: SearchVia, term: s
 /**
  * Where a walk of scope `scopeIndex` must stop to stay within `rows` rows of the scope: the last row it may read,
  * and whether more follow it (else the walk reaches the scope's end within the budget). The rows are those of the
- * indexes the page reads (the category and Serverless filters are their leading columns), before `q`'s check.
+ * indexes the page reads (the category and Serverless filters are their leading columns), before any check of a
+ * row (`q`, the rest of the scope's rule).
  */
 export function walkEndQuery(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres', query: TemplateQuery, scopeIndex: number, rows: number) {
+  const popular = query.sort === 'popular';
   const scope = visibleScopes(query.visibility, query.scope)[scopeIndex] as Scope;
   const walks = walksOf(scope, dialect, query, false).map((walk, j) =>
     db
@@ -114,8 +121,8 @@ export function walkEndQuery(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres',
         orderedBy(
           db
             .selectFrom('templates')
-            .select(['seq as position', 'runtime_in_min as runtime'])
-            .where((eb) => eb.and(walk.where(eb))),
+            .select(['seq as position', positionRuntime(popular)])
+            .where((eb) => eb.and(walk.index(eb))),
           walk.order,
         )
           .limit(rows + 1)
@@ -128,10 +135,16 @@ export function walkEndQuery(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres',
   return db
     .selectFrom(merged.as('walked'))
     .select(['position', 'runtime'])
-    .orderBy(sql`${orderOf(query.sort === 'popular')}`)
+    .orderBy(sql`${orderOf(popular)}`)
     .limit(2)
     .offset(rows - 1);
 }
+
+/**
+ * A position's runtime, read only in the popular order: the newest-first indexes don't hold it, and without it a
+ * walk reads nothing but its index.
+ */
+const positionRuntime = (popular: boolean) => (popular ? sql<number>`runtime_in_min` : sql<number>`0`).as('runtime');
 
 /** How many scopes a query reads. */
 export const scopeCount = (query: TemplateQuery) => visibleScopes(query.visibility, query.scope).length;
@@ -185,9 +198,13 @@ const PARTIAL: Record<Scope['lead'], [Column, number][] | undefined> = {
   ],
 };
 
-/** One search down an index: its conditions (the scope's, the index's start point), and the index's order. */
+/**
+ * One search down an index: the conditions the index serves (its leading columns, its start point), those checked
+ * on each row it reads (`residual`: the rest of the scope's rule), and the index's order.
+ */
 interface Walk {
-  where: (eb: ExpressionBuilder<Tables, 'templates'>) => Expression<SqlBool>[];
+  index: Condition;
+  residual: Condition;
   order: Column[];
 }
 
@@ -205,7 +222,8 @@ function walksOf(scope: Scope, dialect: 'sqlite' | 'postgres', query: TemplateQu
       : [];
   return keys.flatMap((key) =>
     startsOf(key, dialect, popular, query.before, byTrigram).map((start) => ({
-      where: (eb: ExpressionBuilder<Tables, 'templates'>) => [...scope.where(eb), ...filters(eb), ...start(eb)],
+      index: start,
+      residual: (eb: ExpressionBuilder<Tables, 'templates'>) => [...scope.where(eb), ...filters(eb)],
       order: [...key.equal.map(([column]) => column), ...(popular ? (['runtime_in_min'] as const) : []), 'seq'],
     })),
   );
@@ -261,6 +279,74 @@ function startsOf(
 const orderOf = (popular: boolean) => sql.raw(popular ? 'runtime desc, position desc' : 'position desc');
 
 /**
+ * A walk within its row budget (SQLite): its first `rows` rows down the index, in the page's order, then the rest of
+ * the scope's rule checked on them. The inner order is the outer's, so SQLite reads the rows as they come, no sort.
+ */
+function budgeted(db: Kysely<Tables>, walk: Walk, popular: boolean, rows: number, take: number) {
+  const inner = db
+    .selectFrom('templates')
+    .select(['seq as position', 'runtime_in_min as runtime', SIZE.as('size'), 'owner_id', 'endpoint_id', 'is_public', 'is_platform'])
+    .where((eb) => eb.and(walk.index(eb)));
+  const walked = (popular ? inner.orderBy('runtime_in_min', 'desc') : inner).orderBy('seq', 'desc').limit(rows);
+  // The scope's rule reads the columns the walk passes on, by the same names.
+  const kept = db
+    .selectFrom(walked.as('walked'))
+    .select(['position', 'runtime', 'size'])
+    .where((eb) => eb.and(walk.residual(eb as unknown as ExpressionBuilder<Tables, 'templates'>)));
+  return (popular ? kept.orderBy('runtime', 'desc') : kept).orderBy('position', 'desc').limit(take);
+}
+
+/** The number of walks a page of `query` reads (each scope's, see `walksOf`). */
+export const walkCount = (dialect: 'sqlite' | 'postgres', query: TemplateQuery) =>
+  visibleScopes(query.visibility, query.scope).reduce((n, scope) => n + walksOf(scope, dialect, query, false).length, 0);
+
+/**
+ * SQLite: where each of the walks `walks` stopped, if it read its whole budget of `rows` index rows at or above
+ * `last` (the page's last row; the whole walk when absent). Each part is a range of the walk's index, so a check
+ * reads at most `rows` rows: in the popular order, the runtimes above the last row's, then the rest of its runtime.
+ */
+export function walkEndsQuery(db: Kysely<Tables>, query: TemplateQuery, walks: number[], last: ListPosition | undefined, rows: number) {
+  const popular = query.sort === 'popular';
+  const all = visibleScopes(query.visibility, query.scope).flatMap((scope) => walksOf(scope, 'sqlite', query, false));
+  const ends = walks.map((k) => {
+    const walk = all[k] as Walk;
+    const above: Condition[] =
+      last === undefined
+        ? [() => []]
+        : popular
+          ? [
+              (eb) => [eb('runtime_in_min', '>', last.runtime ?? 0)],
+              (eb) => [eb('runtime_in_min', '=', last.runtime ?? 0), eb('seq', '>=', last.seq)],
+            ]
+          : [(eb) => [eb('seq', '>=', last.seq)]];
+    const parts = above.map((part, p) => {
+      const select = db
+        .selectFrom('templates')
+        .select(['seq as position', positionRuntime(popular)])
+        .where((eb) => eb.and([...walk.index(eb), ...part(eb)]));
+      return db
+        .selectFrom((popular ? select.orderBy('runtime_in_min', 'desc') : select).orderBy('seq', 'desc').limit(rows).as(`part${p}`))
+        .selectAll();
+    });
+    const [first, ...rest] = parts;
+    const read = rest.reduce((both, part) => both.unionAll(part), first as NonNullable<typeof first>);
+    return db
+      .selectFrom(
+        db
+          .selectFrom(read.as('read'))
+          .select(['position', 'runtime'])
+          .orderBy(sql`${orderOf(popular)}`)
+          .limit(1)
+          .offset(rows - 1)
+          .as(`end${k}`),
+      )
+      .select(['position', 'runtime', sql.lit(k).as('walk')]);
+  });
+  const [first, ...rest] = ends;
+  return rest.reduce((all, end) => all.unionAll(end), first as NonNullable<typeof first>);
+}
+
+/**
  * One page and one row more, within `budget` bytes: each visibility scope read down its own index in the page's
  * order, starting at the cursor (a row value over the index's columns, so the index's start point, not a filter),
  * the pages merged (an OR of the scopes in one query would make the database sort every visible template to find
@@ -277,12 +363,21 @@ export function listQuery(
   const take = query.limit + 1;
   const popular = query.sort === 'popular';
   const term = query.search;
+  let k = 0;
   const branches = visibleScopes(query.visibility, query.scope).flatMap((scope, i) =>
     walksOf(scope, dialect, query, term !== undefined && plan.via === 'trigram').map((walk, j) => {
+      const alias = j === 0 ? `scope${i}` : `scope${i}_${j}`;
+      // Which walk each row came from, and how many the walk gave (see `walkEndsQuery`).
+      const counted = [sql.lit(k++).as('walk'), sql<number>`count(*) over ()`.as('kept')];
+      if (plan.walkRows !== undefined)
+        return db
+          .selectFrom(budgeted(db, walk, popular, plan.walkRows, take).as(alias))
+          .selectAll()
+          .select(counted);
       let select = db
         .selectFrom('templates')
         .select(['seq as position', 'runtime_in_min as runtime', SIZE.as('size')])
-        .where((eb) => eb.and(walk.where(eb)));
+        .where((eb) => eb.and([...walk.residual(eb), ...walk.index(eb)]));
       if (term) select = select.where(searchCondition(dialect, plan.via, term));
       const floor = plan.floors?.[i];
       if (floor !== undefined)
@@ -290,7 +385,7 @@ export function listQuery(
           ? select.where((eb) => eb(eb.refTuple('runtime_in_min', 'seq'), '>=', eb.tuple(floor.runtime ?? 0, floor.seq)))
           : select.where('seq', '>=', floor.seq);
       const branch = orderedBy(select, walk.order).limit(take);
-      return db.selectFrom(branch.as(j === 0 ? `scope${i}` : `scope${i}_${j}`)).selectAll();
+      return db.selectFrom(branch.as(alias)).selectAll().select(counted);
     }),
   );
   const [first, ...rest] = branches;
@@ -298,7 +393,7 @@ export function listQuery(
   const order = orderOf(popular);
   return db
     .with('candidates', (qb) =>
-      qb.selectFrom(merged.as('visible')).select(['position', 'runtime', 'size']).orderBy(sql`${order}`).limit(take),
+      qb.selectFrom(merged.as('visible')).select(['position', 'runtime', 'size', 'walk', 'kept']).orderBy(sql`${order}`).limit(take),
     )
     .with('sized', (qb) =>
       qb
@@ -306,6 +401,8 @@ export function listQuery(
         .select([
           'position',
           'runtime',
+          'walk',
+          'kept',
           sql<number>`sum(size) over (order by ${order} rows between unbounded preceding and current row)`.as('running'),
           sql<number>`row_number() over (order by ${order})`.as('rank'),
           sql<number>`count(*) over ()`.as('fetched'),
@@ -322,6 +419,8 @@ export function listQuery(
       'accounts.name as owner_name',
       'templates.body',
       'sized.fetched',
+      'sized.walk',
+      'sized.kept',
     ])
     .where(sql<boolean>`(sized.rank = 1 or sized.running <= ${budget})`)
     .orderBy('sized.rank');

@@ -11,7 +11,9 @@ import {
   scopeCount,
   type TemplateQuery,
   trigramPhrase,
+  walkCount,
   walkEndQuery,
+  walkEndsQuery,
 } from './template-list.ts';
 
 /** A term found in fewer rows than this is read through the trigram table (SQLite). */
@@ -175,7 +177,7 @@ export class TemplateRepository {
     let shown = sizedPage(rows, query.limit, position, (row) => row);
     // A walk that ended at its row budget: the page ends where the walk of the scope that stopped highest did, and
     // the next page goes on from there (a page may then hold fewer templates than `limit`, or none).
-    const ends = (plan.floors ?? []).filter((floor) => floor !== undefined);
+    const ends = [...(plan.floors ?? []).filter((floor) => floor !== undefined), ...(await this.walkEnds(query, plan, rows))];
     if (ends.length > 0) {
       const key = (p: ListPosition) => [popular ? (p.runtime ?? 0) : 0, p.seq] as const;
       const after = (a: ListPosition, b: ListPosition) => key(a)[0] > key(b)[0] || (key(a)[0] === key(b)[0] && key(a)[1] > key(b)[1]);
@@ -193,6 +195,32 @@ export class TemplateRepository {
   }
 
   /**
+   * SQLite, each walk within its row budget (`plan.walkRows`): where the walks that came back short for lack of it
+   * stopped, if above the page's last row. A walk that gave the page a full page of rows needs no check; the others
+   * are checked in one query, each reading at most its budget of index rows.
+   */
+  private async walkEnds(
+    query: TemplateQuery,
+    plan: SearchPlan,
+    rows: { seq: number; runtime: number | string; fetched: number | string; walk: number | string; kept: number | string }[],
+  ): Promise<ListPosition[]> {
+    const budget = plan.walkRows;
+    if (budget === undefined) return [];
+    const take = query.limit + 1;
+    const full = new Set(rows.filter((row) => Number(row.kept) >= take).map((row) => Number(row.walk)));
+    const walks = Array.from({ length: walkCount(this.core.dialect.name, query) }, (_, k) => k).filter((k) => !full.has(k));
+    if (walks.length === 0) return [];
+    const popular = query.sort === 'popular';
+    const lastRow = rows.at(-1);
+    const last =
+      lastRow !== undefined && Number(lastRow.fetched) >= take
+        ? { seq: lastRow.seq, ...(popular ? { runtime: Number(lastRow.runtime) } : {}) }
+        : undefined;
+    const ends = await walkEndsQuery(this.core.db, query, walks, last, budget).execute();
+    return ends.map((end) => ({ seq: Number(end.position), ...(popular ? { runtime: Number(end.runtime) } : {}) }));
+  }
+
+  /**
    * How a page finds its `q`, chosen per term. PostgreSQL: a term of 3 characters or more by `like`, and its planner
    * chooses between the trigram index and the scope's index; SQLite: through the trigram table when it holds fewer
    * than RARE rows with the term, else down the scope's index (a frequent term fills a page in a few rows). Terms of
@@ -200,6 +228,10 @@ export class TemplateRepository {
    */
   async searchPlan(query: TemplateQuery): Promise<SearchPlan> {
     const term = query.search;
+    if (!term && this.core.dialect.name === 'sqlite') {
+      // Every walk within a row budget; together, WALK_ROWS (unless each must give a page).
+      return { via: 'like', walkRows: Math.max(query.limit + 1, Math.floor(WALK_ROWS / walkCount(this.core.dialect.name, query))) };
+    }
     if (!term) return { via: 'like' };
     const short = [...term].length < 3;
     let via: SearchVia = 'walk';
@@ -244,6 +276,12 @@ export class TemplateRepository {
       .where('container_registry_auth_id', '=', authId)
       .where('container_registry_auth_id', '<>', '')
       .limit(limit);
+  }
+
+  /** The SQL of `walkEnds` (tests read its plan). */
+  walkEndsSql(query: TemplateQuery, walks: number[], last: ListPosition | undefined): CompiledQuery {
+    const rows = Math.max(query.limit + 1, Math.floor(WALK_ROWS / walkCount(this.core.dialect.name, query)));
+    return walkEndsQuery(this.core.db, query, walks, last, rows).compile();
   }
 
   /** The SQL a list page runs (tests read its plan). */

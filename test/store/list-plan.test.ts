@@ -55,15 +55,14 @@ forEachDialect('the plan of a list page', (dialect) => {
         assert.ok(examined < 1_000, `examined ${examined} rows for a page of 100 out of ${TOTAL}`);
       } else {
         // Each scope (own, official, community, in that order) is one search down its index, with no sort of its own.
-        const plan = (await sqlOn(db.url, `explain query plan ${q.sql}`, q.parameters)).map((r) => (r as { detail: string }).detail);
-        ['templates_owner_seq', 'templates_platform_seq', 'templates_public_seq'].forEach((index, i) => {
-          const steps = plan.slice(plan.indexOf(`CO-ROUTINE scope${i}`) + 1, plan.indexOf(`SCAN scope${i}`));
-          assert.deepEqual(
-            steps.map((step) => step.replace(/ \(.*\)$/, '')),
-            [`SEARCH templates USING INDEX ${index}`],
-            plan.join('; '),
-          );
-        });
+        const { walks, text } = await walksOfPlan(db.url, q);
+        assert.deepEqual(
+          walks.map((steps) => steps.map((step) => step.replace(/ \(.*\)$/, ''))),
+          ['templates_owner_seq', 'templates_platform_seq', 'templates_public_seq'].map((index) => [
+            `SEARCH templates USING INDEX ${index}`,
+          ]),
+          text,
+        );
       }
     }
   });
@@ -112,12 +111,13 @@ forEachDialect('the plan of a page of one scope', (dialect) => {
           // The scope's index, the page's rows and their owners: a few times a page; from the top, 15,000 for the deep one.
           assert.ok(examined < 1_000, `examined ${examined} rows for a page of 100 out of ${TOTAL}`);
         } else {
-          const plan = (await sqlOn(db.url, `explain query plan ${q.sql}`, q.parameters)).map((r) => (r as { detail: string }).detail);
-          const steps = plan.slice(plan.indexOf('CO-ROUTINE scope0') + 1, plan.indexOf('SCAN scope0'));
+          const { walks, text } = await walksOfPlan(db.url, q);
           // The cursor is the index's start point: it bounds the search (SQLite: the leading column and the rowid).
-          assert.equal(steps.length, 1, plan.join('; '));
-          assert.match(steps[0] as string, new RegExp(`^SEARCH templates USING INDEX ${INDEX[scope]} \\(`), plan.join('; '));
-          if (before !== undefined) assert.match(steps[0] as string, /\(\w+=\? AND seq<\?\)$/, plan.join('; '));
+          assert.equal(walks.length, 1, text);
+          const steps = walks[0] as string[];
+          assert.equal(steps.length, 1, text);
+          assert.match(steps[0] as string, new RegExp(`^SEARCH templates USING INDEX ${INDEX[scope]} \\(`), text);
+          if (before !== undefined) assert.match(steps[0] as string, /\(\w+=\? AND seq<\?\)$/, text);
         }
       }
     });
@@ -177,8 +177,38 @@ function scansOf(node: PlanNode & { 'Index Name'?: string; 'Index Cond'?: string
 
 /** Rows the plan's scans read from the table: those they passed on, and those their filters threw away. */
 function rowsExamined(node: PlanNode): number {
-  const own = node['Node Type'].endsWith('Scan') ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'] : 0;
+  // A table's or an index's scan, not a scan of a subquery's or a CTE's rows already counted below it.
+  const own = /^(Seq|Index|Index Only|Bitmap Heap) Scan$/.test(node['Node Type'])
+    ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops']
+    : 0;
   return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsExamined(child), 0);
+}
+
+/**
+ * SQLite: each walk of a page's plan (a search of `templates` down an index, in the order of the plan) with the steps
+ * of its own part of the query: the searches, scans and sorts between it and the merge of the walks. A walk read as
+ * it should be has one step, its search.
+ */
+async function walksOfPlan(url: string, q: { sql: string; parameters: readonly unknown[] }) {
+  const rows = (await sqlOn(url, `explain query plan ${q.sql}`, q.parameters)) as { id: number; parent: number; detail: string }[];
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const merge = /^(CO-ROUTINE (visible|candidates|sized)|COMPOUND QUERY|MERGE \(UNION ALL\))$/;
+  const armOf = (row: { id: number; parent: number }) => {
+    let arm = row;
+    for (let up = byId.get(row.parent); up !== undefined && !merge.test(up.detail); up = byId.get(up.parent)) arm = up;
+    return arm.id;
+  };
+  const within = (row: { id: number; parent: number }, top: number): boolean =>
+    row.id === top || (byId.has(row.parent) && within(byId.get(row.parent) as (typeof rows)[number], top));
+  const walks = rows
+    .filter((row) => /^SEARCH templates USING (COVERING )?INDEX /.test(row.detail))
+    .map((search) => {
+      const arm = armOf(search);
+      return rows
+        .filter((row) => within(row, arm) && /^(SEARCH templates|SCAN templates|USE TEMP B-TREE)/.test(row.detail))
+        .map((row) => row.detail);
+    });
+  return { walks, text: rows.map((row) => row.detail).join('; ') };
 }
 
 async function sqlOn(url: string, text: string, parameters: readonly unknown[] = []): Promise<unknown[]> {
@@ -405,16 +435,14 @@ forEachDialect('the plan of a filtered page', (dialect) => {
             examined.push(rowsExamined(plan));
             plans.push(scans);
           } else {
-            const plan = (await sqlOn(db.url, `explain query plan ${q.sql}`, q.parameters)).map((r) => (r as { detail: string }).detail);
-            const branches = plan.filter((step) => step.startsWith('CO-ROUTINE scope'));
+            const { walks, text } = await walksOfPlan(db.url, q);
             // One search per value of the filters not asked for (and, in the popular order from a cursor, two: the
-            // cursor's runtime, then the lower ones).
+            // cursor's runtime, then the lower ones), each with no sort of its own.
             const values = ('category' in filter ? 1 : 3) * ('isServerless' in filter ? 1 : 2);
-            assert.equal(branches.length, values * (sort === 'popular' && before !== undefined ? 2 : 1), plan.join('; '));
-            for (const branch of branches) {
-              const alias = branch.slice('CO-ROUTINE '.length);
-              const steps = plan.slice(plan.indexOf(branch) + 1, plan.indexOf(`SCAN ${alias}`));
-              assert.equal(steps.length, 1, plan.join('; '));
+            assert.equal(walks.length, values * (sort === 'popular' && before !== undefined ? 2 : 1), text);
+            for (const steps of walks) {
+              const plan = [text];
+              assert.equal(steps.length, 1, text);
               const order = sort === 'popular' ? ' AND runtime_in_min[=<]\\?' : '';
               const bound = before === undefined ? '' : sort === 'popular' ? '( AND seq<\\?)?' : ' AND seq<\\?';
               assert.match(
@@ -461,6 +489,76 @@ forEachDialect('the plan of a filtered page', (dialect) => {
             new RegExp(`^SEARCH templates USING INDEX ${index} \\(\\w+=\\? AND category=\\? AND is_serverless=\\? AND seq<\\?\\)$`),
           );
       assert.ok(!plan.some((step) => step.startsWith('SCAN templates')), plan.join('; '));
+    }
+  });
+});
+
+// A walk whose rows the scope's rule throws away (here: templates bound to an endpoint, which a caller sees only
+// with includeEndpointBoundTemplates) reads at most its row budget on SQLite: the page ends where the walk stopped,
+// and the next one goes on from there. Every template still shows, once, in order.
+forEachDialect('a walk within its row budget', (dialect) => {
+  let db: Database;
+  let store: Store;
+  const visibility = { ownerId: 'acc_me', bound: false, public: true, platform: false, platformKey: false };
+  const BOUND = 25_000;
+  before(async () => {
+    db = await freshDatabase(dialect);
+    store = Store.open(dialectFor(db.url));
+    await store.migrate();
+    for (const id of ['acc_me', 'acc_a_others', 'acc_bound']) await store.accounts.ensure({ id, name: id, role: 'user', createdAt: at });
+    await seedTemplates(db.url, 'acc_a_others', 0, 250);
+    await seedTemplates(db.url, 'acc_bound', 250, 250 + BOUND);
+    await seedTemplates(db.url, 'acc_a_others', 250 + BOUND, 500 + BOUND);
+    await sqlOn(db.url, `update templates set endpoint_id = 'ep_' || seq where owner_id = 'acc_bound'`);
+    if (dialect === 'postgres') await sqlOn(db.url, 'analyze templates');
+  });
+  after(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  test('pages past 25,000 bound templates: each page reads at most WALK_ROWS rows of the index, and misses none', async () => {
+    const seen: string[] = [];
+    const cursors: (ListPosition | undefined)[] = [undefined];
+    for (let next: ListPosition | undefined, first = true; first || next !== undefined; first = false) {
+      const page = await store.templates.list({ visibility, scope: 'public', limit: 100, before: next });
+      seen.push(...page.items.map((item) => JSON.parse(item.json).id as string));
+      next = page.next;
+      if (next !== undefined) cursors.push(next);
+    }
+    const expected = (await sqlOn(db.url, `select id from templates where owner_id = 'acc_a_others' order by seq desc`)).map(
+      (row) => (row as { id: string }).id,
+    );
+    assert.deepEqual(seen, expected);
+    if (dialect === 'sqlite') {
+      // Between one page's cursor and the next, the walk read no more than its budget (and the page's extra row).
+      for (const [i, from] of cursors.entries()) {
+        const to = cursors[i + 1];
+        if (to === undefined) break;
+        const [row] = await sqlOn(db.url, `select count(*) as n from templates where is_public = 1 and seq < ? and seq >= ?`, [
+          from?.seq ?? Number.MAX_SAFE_INTEGER,
+          to.seq,
+        ]);
+        assert.ok((row as { n: number }).n <= WALK_ROWS + 101, `page ${i + 1} walked ${(row as { n: number }).n} rows`);
+      }
+      // The bound templates took pages of their own, each ending at the budget: ⌈25,000 / 10,000⌉ of them at least.
+      assert.ok(cursors.length >= 3 + Math.ceil(BOUND / WALK_ROWS), `${cursors.length} pages`);
+    }
+  });
+
+  test('the check of where a short walk stopped is one bounded search down the same index', async () => {
+    const deep = { seq: 250 + BOUND };
+    const q = await store.templates.listSql({ visibility, scope: 'public', limit: 100, before: deep });
+    if (dialect === 'sqlite') {
+      const { walks, text } = await walksOfPlan(db.url, q);
+      assert.deepEqual(walks, [['SEARCH templates USING INDEX templates_public_seq (is_public=? AND seq<?)']], text);
+      const check = store.templates.walkEndsSql({ visibility, scope: 'public', limit: 100, before: deep }, [0], { seq: 200 });
+      const plan = (await sqlOn(db.url, `explain query plan ${check.sql}`, check.parameters)).map((r) => (r as { detail: string }).detail);
+      assert.deepEqual(
+        plan.filter((step) => /^(SEARCH|SCAN) templates|TEMP B-TREE/.test(step)),
+        ['SEARCH templates USING COVERING INDEX templates_public_seq (is_public=? AND seq>? AND seq<?)'],
+        plan.join('; '),
+      );
     }
   });
 });
