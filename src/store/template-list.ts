@@ -319,16 +319,26 @@ export function walkEndsQuery(db: Kysely<Tables>, query: TemplateQuery, walks: n
               (eb) => [eb('runtime_in_min', '=', last.runtime ?? 0), eb('seq', '>=', last.seq)],
             ]
           : [(eb) => [eb('seq', '>=', last.seq)]];
-    const parts = above.map((part, p) => {
+    const parts = above.map((part) => {
       const select = db
         .selectFrom('templates')
         .select(['seq as position', positionRuntime(popular)])
         .where((eb) => eb.and([...walk.index(eb), ...part(eb)]));
-      return db
-        .selectFrom((popular ? select.orderBy('runtime_in_min', 'desc') : select).orderBy('seq', 'desc').limit(rows).as(`part${p}`))
-        .selectAll();
+      return (popular ? select.orderBy('runtime_in_min', 'desc') : select).orderBy('seq', 'desc');
     });
-    const [first, ...rest] = parts;
+    const id = sql.lit(k).as('walk');
+    // Newest first, one range: its row at the budget's end, straight from the index.
+    if (parts.length === 1)
+      return db
+        .selectFrom(
+          (parts[0] as NonNullable<(typeof parts)[0]>)
+            .limit(1)
+            .offset(rows - 1)
+            .as(`end${k}`),
+        )
+        .selectAll()
+        .select(id);
+    const [first, ...rest] = parts.map((part, p) => db.selectFrom(part.limit(rows).as(`part${p}`)).selectAll());
     const read = rest.reduce((both, part) => both.unionAll(part), first as NonNullable<typeof first>);
     return db
       .selectFrom(
@@ -340,7 +350,8 @@ export function walkEndsQuery(db: Kysely<Tables>, query: TemplateQuery, walks: n
           .offset(rows - 1)
           .as(`end${k}`),
       )
-      .select(['position', 'runtime', sql.lit(k).as('walk')]);
+      .selectAll()
+      .select(id);
   });
   const [first, ...rest] = ends;
   return rest.reduce((all, end) => all.unionAll(end), first as NonNullable<typeof first>);

@@ -510,6 +510,8 @@ forEachDialect('a walk within its row budget', (dialect) => {
     await seedTemplates(db.url, 'acc_bound', 250, 250 + BOUND);
     await seedTemplates(db.url, 'acc_a_others', 250 + BOUND, 500 + BOUND);
     await sqlOn(db.url, `update templates set endpoint_id = 'ep_' || seq where owner_id = 'acc_bound'`);
+    // Few runtimes, many templates each: the popular order's walks go on within a runtime and across them.
+    await sqlOn(db.url, `update templates set runtime_in_min = seq % 2`);
     if (dialect === 'postgres') await sqlOn(db.url, 'analyze templates');
   });
   after(async () => {
@@ -544,6 +546,22 @@ forEachDialect('a walk within its row budget', (dialect) => {
       // The bound templates took pages of their own, each ending at the budget: ⌈25,000 / 10,000⌉ of them at least.
       assert.ok(cursors.length >= 3 + Math.ceil(BOUND / WALK_ROWS), `${cursors.length} pages`);
     }
+  });
+
+  test('in the popular order too: every template once, in order, past the bound ones', async () => {
+    const seen: string[] = [];
+    let pages = 0;
+    for (let next: ListPosition | undefined, first = true; first || next !== undefined; first = false, pages++) {
+      const page = await store.templates.list({ visibility, scope: 'public', sort: 'popular', limit: 100, before: next });
+      seen.push(...page.items.map((item) => JSON.parse(item.json).id as string));
+      next = page.next;
+    }
+    const expected = (
+      await sqlOn(db.url, `select id from templates where owner_id = 'acc_a_others' order by runtime_in_min desc, seq desc`)
+    ).map((row) => (row as { id: string }).id);
+    assert.deepEqual(seen, expected);
+    // 5 full pages of templates; on SQLite, each runtime's share of the bound ones (12,500) ends pages early.
+    if (dialect === 'sqlite') assert.ok(pages > 5 + 1, `${pages} pages`);
   });
 
   test('the check of where a short walk stopped is one bounded search down the same index', async () => {
