@@ -1245,7 +1245,7 @@ export interface operations {
             query?: {
                 /** @description Where the page starts: taken from the `Link: <…>; rel="next"` header of the page before. */
                 cursor?: string;
-                /** @description Most items in the page. */
+                /** @description Most items in the page. A page may hold fewer, or none, and still announce the next in `Link`: follow it until it is absent. */
                 limit?: number;
             };
             header?: never;
@@ -1656,7 +1656,7 @@ export interface operations {
             query?: {
                 /** @description Where the page starts: taken from the `Link: <…>; rel="next"` header of the page before. */
                 cursor?: string;
-                /** @description Most items in the page. */
+                /** @description Most items in the page. A page may hold fewer, or none, and still announce the next in `Link`: follow it until it is absent. */
                 limit?: number;
             };
             header?: never;
@@ -2080,7 +2080,7 @@ export interface operations {
             query?: {
                 /** @description Where the page starts: taken from the `Link: <…>; rel="next"` header of the page before. */
                 cursor?: string;
-                /** @description Most items in the page. */
+                /** @description Most items in the page. A page may hold fewer, or none, and still announce the next in `Link`: follow it until it is absent. */
                 limit?: number;
             };
             header?: never;
@@ -2339,7 +2339,7 @@ export interface operations {
             query?: {
                 /** @description Where the page starts: taken from the `Link: <…>; rel="next"` header of the page before. */
                 cursor?: string;
-                /** @description Most items in the page. */
+                /** @description Most items in the page. A page may hold fewer, or none, and still announce the next in `Link`: follow it until it is absent. */
                 limit?: number;
             };
             header?: never;
@@ -2603,11 +2603,11 @@ export interface operations {
                 includePublicTemplates?: boolean;
                 /** @description Only Serverless (`true`) or only Pod (`false`) templates. */
                 isServerless?: boolean;
-                /** @description Most items in the page. */
+                /** @description Most items in the page. A page may hold fewer, or none, and still announce the next in `Link`: follow it until it is absent. */
                 limit?: number;
                 /** @description Only templates whose name or image contains this text, ignoring case. A text of 1 or 2 characters is looked for in at most 10,000 templates of each scope a page: such a page may hold fewer than `limit` templates, or none, and still announce the next in `Link`. */
                 q?: string;
-                /** @description Only one scope, read down its own index, so that every page is full: `own` the caller's templates, `platform` every official template the caller may see, `public` every public community template (the caller's own included). The scope decides which templates are listed: `includePublicTemplates` and `includePlatformTemplates` are then ignored; `includeEndpointBoundTemplates` still applies. */
+                /** @description Only one scope, read down its own index: `own` the caller's templates, `platform` every official template the caller may see, `public` every public community template (the caller's own included). The scope decides which templates are listed: `includePublicTemplates` and `includePlatformTemplates` are then ignored; `includeEndpointBoundTemplates` still applies. */
                 scope?: "own" | "public" | "platform";
                 /** @description `newest` first, or `popular`: most runtime (`runtimeInMin`) first. `popular` needs `scope=public` or `scope=platform`. */
                 sort?: "newest" | "popular";
@@ -3234,7 +3234,7 @@ export interface operations {
             query?: {
                 /** @description Where the page starts: taken from the `Link: <…>; rel="next"` header of the page before. */
                 cursor?: string;
-                /** @description Most items in the page. */
+                /** @description Most items in the page. A page may hold fewer, or none, and still announce the next in `Link`: follow it until it is absent. */
                 limit?: number;
             };
             header?: never;

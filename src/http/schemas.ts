@@ -51,7 +51,15 @@ export const includeFlags = {
 export const IncludeQuery = Type.Object(includeFlags, { additionalProperties: false });
 
 export const paging = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Most items in the page.' })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      default: 100,
+      description:
+        'Most items in the page. A page may hold fewer, or none, and still announce the next in `Link`: follow it until it is absent.',
+    }),
+  ),
   cursor: Type.Optional(
     Type.String({
       pattern: '^[A-Za-z0-9_-]{1,64}$',
@@ -69,7 +77,7 @@ export const TemplateListQuery = Type.Object(
         type: 'string',
         enum: [...LIST_SCOPES],
         description:
-          "Only one scope, read down its own index, so that every page is full: `own` the caller's templates, `platform` " +
+          "Only one scope, read down its own index: `own` the caller's templates, `platform` " +
           "every official template the caller may see, `public` every public community template (the caller's own " +
           'included). The scope decides which templates are listed: `includePublicTemplates` and ' +
           '`includePlatformTemplates` are then ignored; `includeEndpointBoundTemplates` still applies.',

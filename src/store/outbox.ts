@@ -1,3 +1,4 @@
+import { type CompiledQuery, sql } from 'kysely';
 import type { DeliveryState } from '../domain/endpoint.ts';
 import type { OutboxBacklog, OutboxEntry, OutboxEvent } from '../domain/outbox.ts';
 import type { Core } from './core.ts';
@@ -29,7 +30,31 @@ export class OutboxRepository {
    */
   async claimDue(now: string, leaseUntil: string, leaseToken: string, limit: number): Promise<OutboxEvent[]> {
     this.core.requireTransaction('Claiming events');
-    let due = this.core.db
+    const due = this.dueQuery(now, limit);
+    const seqs = (await due.execute()).map((r) => r.seq);
+    if (seqs.length === 0) return [];
+    const rows = await this.core.db
+      .updateTable('outbox')
+      .set((eb) => ({ leased_until: leaseUntil, lease_token: leaseToken, attempts: eb('attempts', '+', 1) }))
+      .where('seq', 'in', seqs)
+      .returning(['seq', 'event_id', 'type', 'payload', 'attempts'])
+      .execute();
+    return rows
+      .map((r) => ({ seq: Number(r.seq), eventId: r.event_id, type: r.type, payload: r.payload, attempts: r.attempts }))
+      .sort((a, b) => a.seq - b.seq);
+  }
+
+  /** The SQL that finds the events `claimDue` takes (tests read its plan). */
+  dueSql(now: string, limit: number): CompiledQuery {
+    return this.dueQuery(now, limit).compile();
+  }
+
+  /**
+   * The due events, first in line for their ordering key, oldest first: down the partial indexes of the undelivered
+   * events (migration 0009), so that a million delivered ones cost the deliverer nothing.
+   */
+  private dueQuery(now: string, limit: number) {
+    const due = this.core.db
       .selectFrom('outbox as o')
       .select('o.seq')
       .where('o.delivered_at', 'is', null)
@@ -48,18 +73,7 @@ export class OutboxRepository {
       )
       .orderBy('o.seq')
       .limit(limit);
-    if (this.core.locksRows) due = due.forUpdate().skipLocked();
-    const seqs = (await due.execute()).map((r) => r.seq);
-    if (seqs.length === 0) return [];
-    const rows = await this.core.db
-      .updateTable('outbox')
-      .set((eb) => ({ leased_until: leaseUntil, lease_token: leaseToken, attempts: eb('attempts', '+', 1) }))
-      .where('seq', 'in', seqs)
-      .returning(['seq', 'event_id', 'type', 'payload', 'attempts'])
-      .execute();
-    return rows
-      .map((r) => ({ seq: Number(r.seq), eventId: r.event_id, type: r.type, payload: r.payload, attempts: r.attempts }))
-      .sort((a, b) => a.seq - b.seq);
+    return this.core.locksRows ? due.forUpdate().skipLocked() : due;
   }
 
   /** Records a delivery, if `leaseToken` still holds the event's lease; false otherwise. */
@@ -102,19 +116,31 @@ export class OutboxRepository {
 
   /** Purges up to `limit` of the events delivered before `at`, oldest first (down their partial index); how many. */
   async purgeDelivered(at: string, limit: number): Promise<number> {
-    const result = await this.core.db
-      .deleteFrom('outbox')
-      .where('seq', 'in', (eb) =>
-        eb
-          .selectFrom('outbox')
-          .select('seq')
-          .where('delivered_at', 'is not', null)
-          .where('delivered_at', '<', at)
-          .orderBy('delivered_at')
-          .limit(limit),
-      )
-      .executeTakeFirst();
+    const result = await this.purgeQuery(at, limit).executeTakeFirst();
     return Number(result.numDeletedRows);
+  }
+
+  /** The SQL `purgeDelivered` runs (tests read its plan). */
+  purgeSql(at: string, limit: number): CompiledQuery {
+    return this.purgeQuery(at, limit).compile();
+  }
+
+  /**
+   * PostgreSQL takes the batch as an array (`seq = any(array(…))`): with `in (…)` it may join the batch to the whole
+   * table by hashing, reading every row to delete a thousand.
+   */
+  private purgeQuery(at: string, limit: number) {
+    const oldest = this.core.db
+      .selectFrom('outbox')
+      .select('seq')
+      .where('delivered_at', 'is not', null)
+      .where('delivered_at', '<', at)
+      .orderBy('delivered_at')
+      .limit(limit);
+    const purge = this.core.db.deleteFrom('outbox');
+    return this.core.dialect.name === 'postgres'
+      ? purge.where('seq', '=', sql<number>`any(array(${oldest}))`)
+      : purge.where('seq', 'in', oldest);
   }
 
   async backlog(): Promise<OutboxBacklog> {

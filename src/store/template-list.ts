@@ -1,5 +1,6 @@
 import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import type { ListPosition, ListScope, ListSort } from '../domain/page.ts';
+import { CATEGORIES } from '../domain/template.ts';
 import type { Visibility } from '../domain/visibility.ts';
 import type { Tables } from './schema.ts';
 
@@ -31,6 +32,11 @@ export interface SearchPlan {
   via: SearchVia;
   /** For each scope (by its index in the query's scopes), the last row a walk may read: the row budget's end. */
   floors?: (ListPosition | undefined)[];
+  /**
+   * SQLite, without `q`: each walk reads at most this many rows of its index, whatever the rest of the scope's rule
+   * throws away; a walk that read them all and came back short ends the page where it stopped (`walkEndsQuery`).
+   */
+  walkRows?: number;
 }
 
 type Condition = (eb: ExpressionBuilder<Tables, 'templates'>) => Expression<SqlBool>[];
@@ -102,28 +108,28 @@ function searchCondition(dialect: 'sqlite' | 'postgres', via: SearchVia, term: s
 
 /**
  * Where a walk of scope `scopeIndex` must stop to stay within `rows` rows of the scope: the last row it may read,
- * and whether more follow it (else the walk reaches the scope's end within the budget). The rows are counted
- * without the category and Serverless filters, so a sparse filter can't stretch the walk.
+ * and whether more follow it (else the walk reaches the scope's end within the budget). The rows are those of the
+ * indexes the page reads (the category and Serverless filters are their leading columns), before any check of a
+ * row (`q`, the rest of the scope's rule).
  */
 export function walkEndQuery(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres', query: TemplateQuery, scopeIndex: number, rows: number) {
   const popular = query.sort === 'popular';
   const scope = visibleScopes(query.visibility, query.scope)[scopeIndex] as Scope;
-  const walks = startsOf(scope, dialect, popular, query.before).map((start, j) => {
-    let select = db
-      .selectFrom('templates')
-      .select(['seq as position', 'runtime_in_min as runtime'])
-      .where((eb) => eb.and([...scope.where(eb), ...start(eb)]))
-      .orderBy(scope.lead, 'desc');
-    if (popular) select = select.orderBy('runtime_in_min', 'desc');
-    return db
+  const walks = walksOf(scope, dialect, query, false).map((walk, j) =>
+    db
       .selectFrom(
-        select
-          .orderBy('seq', 'desc')
+        orderedBy(
+          db
+            .selectFrom('templates')
+            .select(['seq as position', positionRuntime(popular)])
+            .where((eb) => eb.and(walk.index(eb))),
+          walk.order,
+        )
           .limit(rows + 1)
           .as(`walk${j}`),
       )
-      .selectAll();
-  });
+      .selectAll(),
+  );
   const [first, ...rest] = walks;
   const merged = rest.reduce((all, walk) => all.unionAll(walk), first as NonNullable<typeof first>);
   return db
@@ -134,6 +140,12 @@ export function walkEndQuery(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres',
     .offset(rows - 1);
 }
 
+/**
+ * A position's runtime, read only in the popular order: the newest-first indexes don't hold it, and without it a
+ * walk reads nothing but its index.
+ */
+const positionRuntime = (popular: boolean) => (popular ? sql<number>`runtime_in_min` : sql<number>`0`).as('runtime');
+
 /** How many scopes a query reads. */
 export const scopeCount = (query: TemplateQuery) => visibleScopes(query.visibility, query.scope).length;
 
@@ -141,24 +153,112 @@ export const scopeCount = (query: TemplateQuery) => visibleScopes(query.visibili
 const SIZE = sql<number>`coalesce(octet_length(body), 2 * (octet_length(name) + octet_length(image_name) + octet_length(readme)
   + octet_length(env) + octet_length(ports) + octet_length(docker_entrypoint) + octet_length(docker_start_cmd)) + 1024)`;
 
+type Column = 'owner_id' | 'is_platform' | 'is_public' | 'category' | 'is_serverless' | 'runtime_in_min' | 'seq';
+
 /**
- * Where a scope's walk down its index starts: the index's start point, so that page 50 costs what page 1 does.
+ * An index a page reads (migrations 0001, 0010, 0013): its leading columns, each equal to a value, then the page's
+ * order (`seq`, or `runtime_in_min`, `seq`). A partial index holds only the rows of its `partial` condition, each
+ * column equal to a value (`where is_public = 1 and is_platform = 0`); the first is the leading column's.
+ */
+interface IndexKey {
+  equal: [Column, string | number][];
+  partial?: [Column, number][];
+}
+
+/**
+ * The indexes a scope is read down for the query's filters. Without any, the scope's own (`lead`, then the order);
+ * with either, the index of both filters (migration 0013), once for each value of the one not asked for: a page of
+ * one category reads its Pod templates and its Serverless ones, and merges them in the page's order.
+ */
+function keysOf(scope: Scope, query: TemplateQuery): IndexKey[] {
+  if (query.category === undefined && query.isServerless === undefined) return [{ equal: [[scope.lead, scope.value]] }];
+  const categories: readonly string[] = query.category === undefined ? CATEGORIES : [query.category];
+  const serverless = query.isServerless === undefined ? [0, 1] : [query.isServerless ? 1 : 0];
+  return categories.flatMap((category) =>
+    serverless.map(
+      (s): IndexKey => ({
+        equal: [
+          [scope.lead, scope.value],
+          ['category', category],
+          ['is_serverless', s],
+        ],
+        partial: PARTIAL[scope.lead],
+      }),
+    ),
+  );
+}
+
+/** The conditions of the partial filter indexes (migration 0013), by the scope's leading column. */
+const PARTIAL: Record<Scope['lead'], [Column, number][] | undefined> = {
+  owner_id: undefined,
+  is_platform: [['is_platform', 1]],
+  is_public: [
+    ['is_public', 1],
+    ['is_platform', 0],
+  ],
+};
+
+/**
+ * One search down an index: the conditions the index serves (its leading columns, its start point), those checked
+ * on each row it reads (`residual`: the rest of the scope's rule), and the index's order.
+ */
+interface Walk {
+  index: Condition;
+  residual: Condition;
+  order: Column[];
+}
+
+/** The searches that read a scope's rows for `query`, in the page's order from its cursor: see `startsOf`. */
+function walksOf(scope: Scope, dialect: 'sqlite' | 'postgres', query: TemplateQuery, byTrigram: boolean): Walk[] {
+  const popular = query.sort === 'popular';
+  // Read through the trigram table, no index of the scope is read: the filters are checked on the rows it names.
+  const keys: IndexKey[] = byTrigram ? [{ equal: [[scope.lead, scope.value]] }] : keysOf(scope, query);
+  const filters: Condition = (eb) =>
+    byTrigram
+      ? [
+          ...(query.category === undefined ? [] : [eb('category', '=', query.category)]),
+          ...(query.isServerless === undefined ? [] : [eb('is_serverless', '=', query.isServerless ? 1 : 0)]),
+        ]
+      : [];
+  return keys.flatMap((key) =>
+    startsOf(key, dialect, popular, query.before, byTrigram).map((start) => ({
+      index: start,
+      residual: (eb: ExpressionBuilder<Tables, 'templates'>) => [...scope.where(eb), ...filters(eb)],
+      order: [...key.equal.map(([column]) => column), ...(popular ? (['runtime_in_min'] as const) : []), 'seq'],
+    })),
+  );
+}
+
+/** `select` ordered by `columns`, each descending. */
+function orderedBy<S extends { orderBy(column: Column, direction: 'desc'): S }>(select: S, columns: Column[]): S {
+  return columns.reduce((ordered, column) => ordered.orderBy(column, 'desc'), select);
+}
+
+/**
+ * Where a walk down an index starts: the index's start point, so that page 50 costs what page 1 does.
  * PostgreSQL takes the cursor as a row value over the index's columns (`(is_public, seq) < (1, $cursor)`) beside
- * the leading column's lower bound (with an equality it may drop the column, see above). SQLite never bounds a
- * search by `seq` (the rowid) inside a row value, so there the leading column is an equality and `seq` a bound of
- * its own; in the popular order, the rest of the cursor's runtime and the lower runtimes are two searches.
+ * each leading column's lower bound (with an equality it may drop the column, see `visibleScopes`), and the query
+ * orders on every column of the index, so that no other index gives its order. SQLite never bounds a search by
+ * `seq` (the rowid) inside a row value, so there the leading columns are equalities and `seq` a bound of its own; in
+ * the popular order, the rest of the cursor's runtime and the lower runtimes are two searches. A partial index's
+ * condition is written as a literal (`is_public = 1`), which both databases need to see that the index serves it.
  */
 function startsOf(
-  scope: Scope,
+  key: IndexKey,
   dialect: 'sqlite' | 'postgres',
   popular: boolean,
   at: ListPosition | undefined,
   byTrigram = false,
 ): Condition[] {
-  const { lead, value } = scope;
+  const partial: Condition = (eb) => (key.partial ?? []).map(([column, value]) => eb(column, '=', sql.lit(value)));
   if (dialect === 'sqlite') {
-    // Read through the trigram table, the scope's index must not be chosen: `+column` is SQLite's way to say so.
-    const scoped: Condition = byTrigram ? () => [sql<SqlBool>`+${sql.ref(lead)} = ${value}`] : (eb) => [eb(lead, '=', value)];
+    // Read through the trigram table, no index may be chosen: `+column` is SQLite's way to say so.
+    const scoped: Condition = (eb) => [
+      ...partial(eb),
+      ...key.equal
+        .slice(key.partial ? 1 : 0)
+        .map(([column, value]) => (byTrigram ? sql<SqlBool>`+${sql.ref(column)} = ${value}` : eb(column, '=', value))),
+    ];
     if (at === undefined) return [scoped];
     if (!popular) return [(eb) => [...scoped(eb), eb('seq', '<', at.seq)]];
     const runtime = at.runtime ?? 0;
@@ -167,13 +267,95 @@ function startsOf(
       (eb) => [...scoped(eb), eb('runtime_in_min', '<', runtime)],
     ];
   }
-  if (at === undefined) return [(eb) => [eb(lead, '>=', value), eb(lead, '<=', value)]];
-  if (!popular) return [(eb) => [eb(lead, '>=', value), eb(eb.refTuple(lead, 'seq'), '<', eb.tuple(value, at.seq))]];
-  return [(eb) => [eb(lead, '>=', value), eb(eb.refTuple(lead, 'runtime_in_min', 'seq'), '<', eb.tuple(value, at.runtime ?? 0, at.seq))]];
+  const lower: Condition = (eb) => [...partial(eb), ...key.equal.map(([column, value]) => eb(column, '>=', value))];
+  if (at === undefined) return [(eb) => [...lower(eb), ...key.equal.map(([column, value]) => eb(column, '<=', value))]];
+  const columns = [...key.equal.map(([column]) => column), ...(popular ? ['runtime_in_min'] : []), 'seq'];
+  const values = [...key.equal.map(([, value]) => value), ...(popular ? [at.runtime ?? 0] : []), at.seq];
+  const cursor = sql<SqlBool>`(${sql.join(columns.map((column) => sql.ref(column)))}) < (${sql.join(values)})`;
+  return [(eb) => [...lower(eb), cursor]];
 }
 
 /** The page's order, as `order by` text over a row's `runtime` and `position` (its seq). */
 const orderOf = (popular: boolean) => sql.raw(popular ? 'runtime desc, position desc' : 'position desc');
+
+/**
+ * A walk within its row budget (SQLite): its first `rows` rows down the index, in the page's order, then the rest of
+ * the scope's rule checked on them. The inner order is the outer's, so SQLite reads the rows as they come, no sort.
+ */
+function budgeted(db: Kysely<Tables>, walk: Walk, popular: boolean, rows: number, take: number) {
+  const inner = db
+    .selectFrom('templates')
+    .select(['seq as position', 'runtime_in_min as runtime', SIZE.as('size'), 'owner_id', 'endpoint_id', 'is_public', 'is_platform'])
+    .where((eb) => eb.and(walk.index(eb)));
+  const walked = (popular ? inner.orderBy('runtime_in_min', 'desc') : inner).orderBy('seq', 'desc').limit(rows);
+  // The scope's rule reads the columns the walk passes on, by the same names.
+  const kept = db
+    .selectFrom(walked.as('walked'))
+    .select(['position', 'runtime', 'size'])
+    .where((eb) => eb.and(walk.residual(eb as unknown as ExpressionBuilder<Tables, 'templates'>)));
+  return (popular ? kept.orderBy('runtime', 'desc') : kept).orderBy('position', 'desc').limit(take);
+}
+
+/** The number of walks a page of `query` reads (each scope's, see `walksOf`). */
+export const walkCount = (dialect: 'sqlite' | 'postgres', query: TemplateQuery) =>
+  visibleScopes(query.visibility, query.scope).reduce((n, scope) => n + walksOf(scope, dialect, query, false).length, 0);
+
+/**
+ * SQLite: where each of the walks `walks` stopped, if it read its whole budget of `rows` index rows at or above
+ * `last` (the page's last row; the whole walk when absent). Each part is a range of the walk's index, so a check
+ * reads at most `rows` rows: in the popular order, the runtimes above the last row's, then the rest of its runtime.
+ */
+export function walkEndsQuery(db: Kysely<Tables>, query: TemplateQuery, walks: number[], last: ListPosition | undefined, rows: number) {
+  const popular = query.sort === 'popular';
+  const all = visibleScopes(query.visibility, query.scope).flatMap((scope) => walksOf(scope, 'sqlite', query, false));
+  const ends = walks.map((k) => {
+    const walk = all[k] as Walk;
+    const above: Condition[] =
+      last === undefined
+        ? [() => []]
+        : popular
+          ? [
+              (eb) => [eb('runtime_in_min', '>', last.runtime ?? 0)],
+              (eb) => [eb('runtime_in_min', '=', last.runtime ?? 0), eb('seq', '>=', last.seq)],
+            ]
+          : [(eb) => [eb('seq', '>=', last.seq)]];
+    const parts = above.map((part) => {
+      const select = db
+        .selectFrom('templates')
+        .select(['seq as position', positionRuntime(popular)])
+        .where((eb) => eb.and([...walk.index(eb), ...part(eb)]));
+      return (popular ? select.orderBy('runtime_in_min', 'desc') : select).orderBy('seq', 'desc');
+    });
+    const id = sql.lit(k).as('walk');
+    // Newest first, one range: its row at the budget's end, straight from the index.
+    if (parts.length === 1)
+      return db
+        .selectFrom(
+          (parts[0] as NonNullable<(typeof parts)[0]>)
+            .limit(1)
+            .offset(rows - 1)
+            .as(`end${k}`),
+        )
+        .selectAll()
+        .select(id);
+    const [first, ...rest] = parts.map((part, p) => db.selectFrom(part.limit(rows).as(`part${p}`)).selectAll());
+    const read = rest.reduce((both, part) => both.unionAll(part), first as NonNullable<typeof first>);
+    return db
+      .selectFrom(
+        db
+          .selectFrom(read.as('read'))
+          .select(['position', 'runtime'])
+          .orderBy(sql`${orderOf(popular)}`)
+          .limit(1)
+          .offset(rows - 1)
+          .as(`end${k}`),
+      )
+      .selectAll()
+      .select(id);
+  });
+  const [first, ...rest] = ends;
+  return rest.reduce((all, end) => all.unionAll(end), first as NonNullable<typeof first>);
+}
 
 /**
  * One page and one row more, within `budget` bytes: each visibility scope read down its own index in the page's
@@ -192,24 +374,29 @@ export function listQuery(
   const take = query.limit + 1;
   const popular = query.sort === 'popular';
   const term = query.search;
+  let k = 0;
   const branches = visibleScopes(query.visibility, query.scope).flatMap((scope, i) =>
-    startsOf(scope, dialect, popular, query.before, term !== undefined && plan.via === 'trigram').map((start, j) => {
+    walksOf(scope, dialect, query, term !== undefined && plan.via === 'trigram').map((walk, j) => {
+      const alias = j === 0 ? `scope${i}` : `scope${i}_${j}`;
+      // Which walk each row came from, and how many the walk gave (see `walkEndsQuery`).
+      const counted = [sql.lit(k++).as('walk'), sql<number>`count(*) over ()`.as('kept')];
+      if (plan.walkRows !== undefined)
+        return db
+          .selectFrom(budgeted(db, walk, popular, plan.walkRows, take).as(alias))
+          .selectAll()
+          .select(counted);
       let select = db
         .selectFrom('templates')
         .select(['seq as position', 'runtime_in_min as runtime', SIZE.as('size')])
-        .where((eb) => eb.and([...scope.where(eb), ...start(eb)]));
-      if (query.category !== undefined) select = select.where('category', '=', query.category);
-      if (query.isServerless !== undefined) select = select.where('is_serverless', '=', query.isServerless ? 1 : 0);
+        .where((eb) => eb.and([...walk.residual(eb), ...walk.index(eb)]));
       if (term) select = select.where(searchCondition(dialect, plan.via, term));
       const floor = plan.floors?.[i];
       if (floor !== undefined)
         select = popular
           ? select.where((eb) => eb(eb.refTuple('runtime_in_min', 'seq'), '>=', eb.tuple(floor.runtime ?? 0, floor.seq)))
           : select.where('seq', '>=', floor.seq);
-      select = select.orderBy(scope.lead, 'desc');
-      if (popular) select = select.orderBy('runtime_in_min', 'desc');
-      const branch = select.orderBy('seq', 'desc').limit(take);
-      return db.selectFrom(branch.as(`scope${i}${j === 0 ? '' : 'b'}`)).selectAll();
+      const branch = orderedBy(select, walk.order).limit(take);
+      return db.selectFrom(branch.as(alias)).selectAll().select(counted);
     }),
   );
   const [first, ...rest] = branches;
@@ -217,7 +404,7 @@ export function listQuery(
   const order = orderOf(popular);
   return db
     .with('candidates', (qb) =>
-      qb.selectFrom(merged.as('visible')).select(['position', 'runtime', 'size']).orderBy(sql`${order}`).limit(take),
+      qb.selectFrom(merged.as('visible')).select(['position', 'runtime', 'size', 'walk', 'kept']).orderBy(sql`${order}`).limit(take),
     )
     .with('sized', (qb) =>
       qb
@@ -225,6 +412,8 @@ export function listQuery(
         .select([
           'position',
           'runtime',
+          'walk',
+          'kept',
           sql<number>`sum(size) over (order by ${order} rows between unbounded preceding and current row)`.as('running'),
           sql<number>`row_number() over (order by ${order})`.as('rank'),
           sql<number>`count(*) over ()`.as('fetched'),
@@ -241,6 +430,8 @@ export function listQuery(
       'accounts.name as owner_name',
       'templates.body',
       'sized.fetched',
+      'sized.walk',
+      'sized.kept',
     ])
     .where(sql<boolean>`(sized.rank = 1 or sized.running <= ${budget})`)
     .orderBy('sized.rank');

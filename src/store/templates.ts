@@ -11,13 +11,17 @@ import {
   scopeCount,
   type TemplateQuery,
   trigramPhrase,
+  walkCount,
   walkEndQuery,
+  walkEndsQuery,
 } from './template-list.ts';
 
 /** A term found in fewer rows than this is read through the trigram table (SQLite). */
 const RARE = 1_000;
 /** The rows of each scope a search reads down the scope's index, at most, for one page. */
 export const WALK_ROWS = 10_000;
+/** SQLite: how many of a term's trigrams are asked whether they are rare (see `holdsRareTrigram`). */
+const TRIGRAMS_ASKED = 32;
 
 // The templates and their revisions: one aggregate, one repository.
 
@@ -175,7 +179,7 @@ export class TemplateRepository {
     let shown = sizedPage(rows, query.limit, position, (row) => row);
     // A walk that ended at its row budget: the page ends where the walk of the scope that stopped highest did, and
     // the next page goes on from there (a page may then hold fewer templates than `limit`, or none).
-    const ends = (plan.floors ?? []).filter((floor) => floor !== undefined);
+    const ends = [...(plan.floors ?? []).filter((floor) => floor !== undefined), ...(await this.walkEnds(query, plan, rows))];
     if (ends.length > 0) {
       const key = (p: ListPosition) => [popular ? (p.runtime ?? 0) : 0, p.seq] as const;
       const after = (a: ListPosition, b: ListPosition) => key(a)[0] > key(b)[0] || (key(a)[0] === key(b)[0] && key(a)[1] > key(b)[1]);
@@ -193,6 +197,32 @@ export class TemplateRepository {
   }
 
   /**
+   * SQLite, each walk within its row budget (`plan.walkRows`): where the walks that came back short for lack of it
+   * stopped, if above the page's last row. A walk that gave the page a full page of rows needs no check; the others
+   * are checked in one query, each reading at most its budget of index rows.
+   */
+  private async walkEnds(
+    query: TemplateQuery,
+    plan: SearchPlan,
+    rows: { seq: number; runtime: number | string; fetched: number | string; walk: number | string; kept: number | string }[],
+  ): Promise<ListPosition[]> {
+    const budget = plan.walkRows;
+    if (budget === undefined) return [];
+    const take = query.limit + 1;
+    const full = new Set(rows.filter((row) => Number(row.kept) >= take).map((row) => Number(row.walk)));
+    const walks = Array.from({ length: walkCount(this.core.dialect.name, query) }, (_, k) => k).filter((k) => !full.has(k));
+    if (walks.length === 0) return [];
+    const popular = query.sort === 'popular';
+    const lastRow = rows.at(-1);
+    const last =
+      lastRow !== undefined && Number(lastRow.fetched) >= take
+        ? { seq: lastRow.seq, ...(popular ? { runtime: Number(lastRow.runtime) } : {}) }
+        : undefined;
+    const ends = await walkEndsQuery(this.core.db, query, walks, last, budget).execute();
+    return ends.map((end) => ({ seq: Number(end.position), ...(popular ? { runtime: Number(end.runtime) } : {}) }));
+  }
+
+  /**
    * How a page finds its `q`, chosen per term. PostgreSQL: a term of 3 characters or more by `like`, and its planner
    * chooses between the trigram index and the scope's index; SQLite: through the trigram table when one of the term's
    * trigrams is in fewer than RARE rows, else down the scope's index (a frequent term fills a page in a few rows). Terms of
@@ -200,6 +230,10 @@ export class TemplateRepository {
    */
   async searchPlan(query: TemplateQuery): Promise<SearchPlan> {
     const term = query.search;
+    if (!term && this.core.dialect.name === 'sqlite') {
+      // Every walk within a row budget; together, WALK_ROWS (unless each must give a page).
+      return { via: 'like', walkRows: Math.max(query.limit + 1, Math.floor(WALK_ROWS / walkCount(this.core.dialect.name, query))) };
+    }
     if (!term) return { via: 'like' };
     const short = [...term].length < 3;
     let via: SearchVia = 'walk';
@@ -224,11 +258,15 @@ export class TemplateRepository {
    * it examines about that many rows (FTS5 steps every trigram of the phrase to the rare one's rows). Counting the
    * rows of the whole phrase instead is no bound: a term made of frequent trigrams that no row holds in that order
    * (`seededed`, each of whose trigrams every `seeded …` row holds) made FTS5 check every row, 0.36 s at 100,000
-   * templates on the event loop. Each count stops at RARE rows, and the first rare trigram ends the look.
+   * templates on the event loop. Each count stops at RARE rows, the first rare trigram ends the look, and at most
+   * TRIGRAMS_ASKED of them, spread over the term, are asked (a 255-character term has 253): a term none of whose
+   * asked trigrams is rare is walked, within the row budget.
    */
   private async holdsRareTrigram(term: string): Promise<boolean> {
     const chars = [...term];
-    const trigrams = new Set(chars.slice(2).map((_, i) => chars.slice(i, i + 3).join('')));
+    const all = [...new Set(chars.slice(2).map((_, i) => chars.slice(i, i + 3).join('')))];
+    const step = Math.max(1, all.length / TRIGRAMS_ASKED);
+    const trigrams = new Set(Array.from({ length: Math.min(all.length, TRIGRAMS_ASKED) }, (_, i) => all[Math.floor(i * step)] as string));
     for (const trigram of trigrams) {
       const { rows } = await sql<{ found: number }>`select count(*) as found from (select rowid from templates_search
         where templates_search match ${trigramPhrase(trigram)} limit ${RARE})`.execute(this.core.db);
@@ -258,6 +296,12 @@ export class TemplateRepository {
       .where('container_registry_auth_id', '=', authId)
       .where('container_registry_auth_id', '<>', '')
       .limit(limit);
+  }
+
+  /** The SQL of `walkEnds` (tests read its plan). */
+  walkEndsSql(query: TemplateQuery, walks: number[], last: ListPosition | undefined): CompiledQuery {
+    const rows = Math.max(query.limit + 1, Math.floor(WALK_ROWS / walkCount(this.core.dialect.name, query)));
+    return walkEndsQuery(this.core.db, query, walks, last, rows).compile();
   }
 
   /** The SQL a list page runs (tests read its plan). */

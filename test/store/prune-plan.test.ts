@@ -145,6 +145,15 @@ forEachDialect('the plans of history pruning', (dialect) => {
   });
 });
 
+/** The rows a PostgreSQL plan's scans passed on and filtered out, over every loop. */
+function examinedIn(plan: string): number {
+  return [
+    ...plan.matchAll(
+      /"Node Type":"[^"]*Scan","(?:[^{}]*?)"Actual Rows":(\d+),"Actual Loops":(\d+)(?:[^{}]*?"Rows Removed by Filter":(\d+))?/g,
+    ),
+  ].reduce((sum, [, rows, loops, removed]) => sum + (Number(rows) + Number(removed ?? 0)) * Number(loops), 0);
+}
+
 /**
  * PostgreSQL: the JSON plan of `q`, run (EXPLAIN ANALYZE, so actual rows are counted) in a transaction rolled back;
  * SQLite: the steps of its query plan. With a string, runs it as it is.
@@ -174,3 +183,102 @@ async function plansOf(url: string, q: CompiledQuery | string): Promise<string |
     await client.end();
   }
 }
+
+// The outbox's own queries read down the partial indexes of migration 0009: the deliverer finds the due events among
+// the undelivered ones only (outbox_pending, and outbox_pending_ordering for "first in line for its key"), and the
+// purge finds the oldest deliveries down outbox_delivered. 20,000 delivered events, 60 undelivered over 6 keys.
+const DELIVERED = 20_000;
+const PENDING = 60;
+
+forEachDialect('the plans of the outbox', (dialect) => {
+  let db: Database;
+  let store: Store;
+  before(async () => {
+    db = await freshDatabase(dialect);
+    store = Store.open(dialectFor(db.url));
+    await store.migrate();
+    const raw = new Kysely<any>({ dialect: dialectFor(db.url).kysely });
+    try {
+      const day = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 60_000).toISOString();
+      const events = Array.from({ length: DELIVERED + PENDING }, (_, i) => ({
+        event_id: `evt_${i}`,
+        type: 'release.created',
+        subject_id: `rel_${i}`,
+        ordering_key: `ep${i % 200}`,
+        payload: '{}',
+        created_at: day(i),
+        attempts: 1,
+        next_attempt_at: day(i),
+        delivered_at: i < DELIVERED ? day(i + 1) : null,
+      }));
+      // The undelivered ones go to 6 keys of their own, 10 each: one due per key, the rest behind it.
+      for (const [i, event] of events.slice(DELIVERED).entries()) event.ordering_key = `pending${i % 6}`;
+      for (let i = 0; i < events.length; i += 500)
+        await raw
+          .insertInto('outbox')
+          .values(events.slice(i, i + 500))
+          .execute();
+    } finally {
+      await raw.destroy();
+    }
+    if (dialect === 'postgres') await plansOf(db.url, 'analyze');
+  });
+  after(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  test('the due events are found among the undelivered ones, and each checked against its key down the pending index', async () => {
+    const now = '2027-01-01T00:00:00.000Z';
+    const claimed = await store.transaction((tx) => tx.outbox.claimDue(now, now, 'lease', 100));
+    assert.equal(claimed.length, 6, 'one event per key: the first in line');
+    const q = store.outbox.dueSql(now, 100);
+    if (dialect === 'postgres') {
+      const plan = (await plansOf(db.url, q)) as string;
+      assert.doesNotMatch(plan, /Seq Scan/);
+      // Both sides (the events, and the earlier ones of each key) are read down the partial indexes of the
+      // undelivered: PostgreSQL may join them by hashing, which reads them all, and only them.
+      const indexes = new Set([...plan.matchAll(/"Index Name":"(\w+)"/g)].map(([, name]) => name));
+      assert.deepEqual(
+        [...indexes].filter((name) => !name?.startsWith('outbox_pending')),
+        [],
+        plan,
+      );
+      assert.ok(indexes.has('outbox_pending'), plan);
+      const examined = examinedIn(plan);
+      assert.ok(examined < 10 * PENDING, `examined ${examined} rows of ${DELIVERED + PENDING}`);
+    } else {
+      const steps = (await plansOf(db.url, q)) as string[];
+      assert.ok(
+        steps.some((s) => /^(SCAN|SEARCH) o USING INDEX outbox_pending\b/.test(s)),
+        steps.join('; '),
+      );
+      assert.ok(
+        steps.some((s) => /^SEARCH earlier USING (COVERING )?INDEX outbox_pending_ordering \(ordering_key=\? AND seq<\?\)$/.test(s)),
+        steps.join('; '),
+      );
+      assert.ok(!steps.some((s) => /^SCAN (o|earlier)$/.test(s)), steps.join('; '));
+    }
+  });
+
+  test('the purge reads the oldest deliveries down their partial index, only the rows it deletes', async () => {
+    const q = store.outbox.purgeSql('2026-01-05T00:00:00.000Z', 500);
+    if (dialect === 'postgres') {
+      const plan = (await plansOf(db.url, q)) as string;
+      assert.doesNotMatch(plan, /Seq Scan/);
+      assert.match(plan, /"Index Name":"outbox_delivered"/);
+      // The batch, then each of its rows by the primary key.
+      assert.match(plan, /"Index Name":"outbox_pkey"/);
+      assert.ok(examinedIn(plan) <= 2 * 500, `examined ${examinedIn(plan)} rows to delete 500`);
+    } else {
+      const steps = (await plansOf(db.url, q)) as string[];
+      assert.ok(
+        steps.some((s) => /^SEARCH outbox USING (COVERING )?INDEX outbox_delivered \((delivered_at>\? AND )?delivered_at<\?\)$/.test(s)),
+        steps.join('; '),
+      );
+      assert.ok(!steps.some((s) => s.startsWith('SCAN outbox')), steps.join('; '));
+    }
+    const purged = await store.outbox.purgeDelivered('2026-01-05T00:00:00.000Z', 500);
+    assert.equal(purged, 500);
+  });
+});

@@ -12,6 +12,7 @@ import * as housekeeping from './0009-housekeeping.ts';
 import * as search from './0010-search.ts';
 import * as secrets from './0011-secrets.ts';
 import * as historyQuota from './0012-history-quota.ts';
+import * as filterIndexes from './0013-filter-indexes.ts';
 import * as usagePerStatement from './0014-usage-per-statement.ts';
 import * as searchFollows from './0015-search-follows-columns.ts';
 
@@ -31,6 +32,7 @@ const ordered: [string, DialectMigration][] = [
   ['0010-search', search],
   ['0011-secrets', secrets],
   ['0012-history-quota', historyQuota],
+  ['0013-filter-indexes', filterIndexes],
   ['0014-usage-per-statement', usagePerStatement],
   ['0015-search-follows-columns', searchFollows],
 ];

@@ -13,7 +13,8 @@ const TABS = [
 type Tab = (typeof TABS)[number]['id'];
 const PAGE_SIZE = 20;
 
-/** What each tab asks the API for: one scope, read down its own index, so that every page is full. */
+/** What each tab asks the API for: one scope, read down its own index, so that a page is full (short only where it
+ * passed more than its row budget of templates it may not show; its Link goes on). */
 const TAB_QUERY: Record<Tab, TemplateQuery> = {
   mine: { scope: 'own', includeEndpointBoundTemplates: true },
   public: { scope: 'public', includeEndpointBoundTemplates: true },
