@@ -22,6 +22,8 @@ const RARE = 1_000;
 export const WALK_ROWS = 10_000;
 /** SQLite: how many of a term's trigrams are asked whether they are rare (see `holdsRareTrigram`). */
 const TRIGRAMS_ASKED = 32;
+/** PostgreSQL: the default of `TemplateRepository.searchAttemptMs`, in milliseconds. */
+export const SEARCH_ATTEMPT_MS = 200;
 
 // The templates and their revisions: one aggregate, one repository.
 
@@ -69,6 +71,9 @@ const VIEW_COLUMNS = ['id', 'owner_id', 'endpoint_id', 'is_public', 'is_platform
 type ViewRow = Pick<Selectable<TemplatesTable>, (typeof VIEW_COLUMNS)[number]>;
 
 export class TemplateRepository {
+  /** PostgreSQL: how long a search through `like` may take before the term is walked instead (see `likeWithin`). */
+  searchAttemptMs = SEARCH_ATTEMPT_MS;
+
   constructor(private readonly core: Core) {}
 
   async insert(template: TemplateRecord): Promise<void> {
@@ -171,8 +176,12 @@ export class TemplateRepository {
    * scope is read down its own index and the pages merged (see template-list.ts).
    */
   async list(query: TemplateQuery): Promise<Page<ListedTemplate, ListPosition>> {
-    const plan = await this.searchPlan(query);
-    const rows = await listQuery(this.core.db, this.core.dialect.name, query, PAGE_MAX_BYTES, plan).execute();
+    let plan = await this.searchPlan(query);
+    let rows = plan.via === 'like' && query.search ? await this.likeWithin(query, plan) : undefined;
+    if (rows === undefined) {
+      if (plan.via === 'like' && query.search) plan = await this.walkPlan(query);
+      rows = await listQuery(this.core.db, this.core.dialect.name, query, PAGE_MAX_BYTES, plan).execute();
+    }
     const popular = query.sort === 'popular';
     const position = (row: { seq: number; runtime: number | string }): ListPosition =>
       popular ? { seq: row.seq, runtime: Number(row.runtime) } : { seq: row.seq };
@@ -240,6 +249,32 @@ export class TemplateRepository {
     if (!short && this.core.dialect.name === 'postgres') via = 'like';
     else if (!short && (await this.holdsRareTrigram(term))) via = 'trigram';
     if (via !== 'walk') return { via };
+    return this.walkPlan(query);
+  }
+
+  /**
+   * PostgreSQL: a page searched with `like`, given SEARCH_ATTEMPT_MS; undefined when that was not enough. Its planner
+   * chooses between the trigram index and the scope's index, and neither is bounded: a term of frequent trigrams in
+   * an order no row holds makes the trigram index return, and the recheck refuse, every row (332 ms at 100,000
+   * templates, about 3 s at 1,000,000). Such a term is walked instead, within the row budget.
+   */
+  private async likeWithin(query: TemplateQuery, plan: SearchPlan) {
+    if (this.core.dialect.name !== 'postgres') return undefined;
+    try {
+      return await this.core.db.transaction().execute(async (trx) => {
+        await sql`set local statement_timeout = ${sql.lit(Math.max(1, Math.round(this.searchAttemptMs)))}`.execute(trx);
+        return listQuery(trx, 'postgres', query, PAGE_MAX_BYTES, plan).execute();
+      });
+    } catch (error) {
+      // The dialect reports a cancelled statement as `unavailable`, with PostgreSQL's error as its cause.
+      const cancelled = (e: unknown) => (e as { code?: string } | undefined)?.code === '57014';
+      if (cancelled(error) || cancelled((error as { cause?: unknown }).cause)) return undefined;
+      throw error;
+    }
+  }
+
+  /** A search that walks each scope's index, checking every row, no further than WALK_ROWS rows of it. */
+  private async walkPlan(query: TemplateQuery): Promise<SearchPlan> {
     const floors: (ListPosition | undefined)[] = [];
     for (let i = 0; i < scopeCount(query); i++) {
       const walked = await walkEndQuery(this.core.db, this.core.dialect.name, query, i, WALK_ROWS).execute();
@@ -250,7 +285,7 @@ export class TemplateRepository {
           : { seq: Number(last.position), ...(query.sort === 'popular' ? { runtime: Number(last.runtime) } : {}) },
       );
     }
-    return { via, floors };
+    return { via: 'walk', floors };
   }
 
   /**
