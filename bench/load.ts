@@ -27,7 +27,7 @@ export async function load(
   url: string,
   requests: Request[],
   key?: string,
-  options: { seconds?: number; connections?: number } = {},
+  options: { seconds?: number; connections?: number; timeout?: number } = {},
 ): Promise<Figures> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (key) headers.authorization = `Bearer ${key}`;
@@ -36,6 +36,7 @@ export async function load(
       url,
       connections: options.connections ?? CONNECTIONS,
       duration,
+      ...(options.timeout ? { timeout: options.timeout } : {}),
       headers,
       // Unique bodies need a callback per request; reads don't pay for it.
       requests: requests.map((r) => {
