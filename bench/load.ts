@@ -1,0 +1,79 @@
+import autocannon from 'autocannon';
+import { CONNECTIONS, SETTINGS } from './settings.ts';
+
+// The load: autocannon over requests given up front, or one request after another, each timed.
+
+/** A request of the load; `key`, when given, is its own (the run's key otherwise). */
+export type Request = { method?: string; path: string; body?: string; key?: string };
+
+/** A scenario's figures: requests/s, latencies in ms, and the requests that failed (5xx among them). */
+export interface Figures {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  serverErrors: number;
+}
+
+let unique = 0;
+
+/**
+ * Runs the load: the requests are given up front and cycled (autocannon's cheapest mode, so the load generator
+ * is not the bottleneck); "[<id>]" in a body becomes a number unique to the request.
+ */
+export async function load(
+  name: string,
+  url: string,
+  requests: Request[],
+  key?: string,
+  options: { seconds?: number; connections?: number; timeout?: number } = {},
+): Promise<Figures> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (key) headers.authorization = `Bearer ${key}`;
+  const settings = (duration: number) =>
+    ({
+      url,
+      connections: options.connections ?? CONNECTIONS,
+      duration,
+      ...(options.timeout ? { timeout: options.timeout } : {}),
+      headers,
+      // Unique bodies need a callback per request; reads don't pay for it.
+      requests: requests.map((r) => {
+        const own = r.key ? { headers: { ...headers, authorization: `Bearer ${r.key}` } } : {};
+        return r.body?.includes('[<id>]')
+          ? {
+              method: r.method,
+              path: r.path,
+              ...own,
+              setupRequest: (req: autocannon.Request) => ({ ...req, body: r.body?.replace('[<id>]', String(unique++)) }),
+            }
+          : { method: r.method ?? 'GET', path: r.path, body: r.body, ...own };
+      }),
+    }) as autocannon.Options;
+  await autocannon(settings(SETTINGS.warmup));
+  return figures(name, await autocannon(settings(options.seconds ?? SETTINGS.duration)));
+}
+
+/** A scenario's figures from autocannon's result. */
+export function figures(name: string, result: autocannon.Result): Figures {
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    serverErrors: result['5xx'],
+  };
+}
+
+/** The value at quantile `q` of ascending `sorted` values. */
+export const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+
+/** One GET with `key`, timed from sending to the last byte of the body: its time in ms, status, body and headers. */
+export async function timedGet(url: string, key: string) {
+  const started = performance.now();
+  const response = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+  const body = await response.text();
+  return { ms: performance.now() - started, status: response.status, body, headers: response.headers };
+}

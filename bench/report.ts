@@ -1,0 +1,135 @@
+import { TERMS } from './catalogue.ts';
+import type { Figures } from './load.ts';
+import type { Delivery } from './outbox.ts';
+import { SEARCH_CLIENTS } from './search.ts';
+import { CONNECTIONS, SETTINGS, SMALL } from './settings.ts';
+
+// What a run measured, and the targets it is judged by.
+
+export interface Row extends Omit<Figures, 'serverErrors'> {
+  dialect: string;
+  templates: number;
+  /** 5xx answers among `errors`, where counted. */
+  serverErrors?: number;
+  ratio?: number;
+}
+
+/** An export or import of a whole install: its wall time (process start to exit) and its own rate. */
+export interface Transfer {
+  name: 'export' | 'import';
+  dialect: string;
+  templates: number;
+  rows: number;
+  seconds: number;
+  templatesPerSecond: number;
+  peakRssMb: number;
+}
+
+export const rows: Row[] = [];
+export const transfers: Transfer[] = [];
+export const deliveries: Delivery[] = [];
+/** Peak RSS of the scale run's server, by database. */
+export const peakRss: Record<string, number> = {};
+/** Peak RSS once four clients have read pages of large templates at once, by database. */
+export const pagesRss: Record<string, number> = {};
+/** Seconds the scale run's catalogue took to seed, by database. */
+export const seedSeconds: Record<string, number> = {};
+
+const find = (name: string, dialect: string, templates = SMALL) =>
+  rows.find((r) => r.name.startsWith(name) && r.dialect === dialect && r.templates === templates);
+
+export function targets() {
+  const out: { target: string; value: string; met: boolean }[] = [];
+  const add = (target: string, value: number | undefined, met: (v: number) => boolean, unit = '') => {
+    if (value !== undefined) out.push({ target, value: `${value.toFixed(unit === '' ? 2 : 0)}${unit}`, met: met(value) });
+  };
+  const large = SETTINGS.large;
+  add('GET by id, SQLite >= 0.7 x ceiling', find('GET /v1/templates/{id}', 'sqlite')?.ratio, (v) => v >= 0.7);
+  add('GET by id, PostgreSQL >= 0.7 x ceiling', find('GET /v1/templates/{id}', 'postgres')?.ratio, (v) => v >= 0.7);
+  for (const d of ['sqlite', 'postgres'])
+    add(`GET by id p99 <= 20 ms at ${CONNECTIONS} connections (${d})`, find('GET /v1/templates/{id}', d)?.p99, (v) => v <= 20, ' ms');
+  add('create, SQLite >= 3,000/s', find('POST /v1/templates (', 'sqlite')?.rps, (v) => v >= 3000, '/s');
+  add('update, SQLite >= 3,000/s', find('POST /v1/templates/{id}/update', 'sqlite')?.rps, (v) => v >= 3000, '/s');
+  for (const d of SETTINGS.dialects) {
+    for (const name of ['GET /v1/templates/{id}', 'GET /v1/templates (page']) {
+      const small = find(name, d)?.rps;
+      const scaled = find(name, d, large)?.rps;
+      if (small && scaled)
+        add(`${name.replace(' (page', ' page')} at ${large.toLocaleString('en')} keeps >= 85 % (${d})`, scaled / small, (v) => v >= 0.85);
+    }
+    add(`peak RSS <= 300 MB (${d})`, peakRss[d], (v) => v <= 300, ' MB');
+    add(`junk body refused: p99 <= 25 ms (${d})`, find('POST junk body', d)?.p99, (v) => v <= 25, ' ms');
+    add(
+      `4 pages of large templates: another tenant's p99 <= 1,000 ms (${d})`,
+      find('GET /v1/templates/{id} of another', d, SETTINGS.largeTemplates)?.p99,
+      (v) => v <= 1000,
+      ' ms',
+    );
+    add(`4 pages of large templates: peak RSS <= 600 MB (${d})`, pagesRss[d], (v) => v <= 600, ' MB');
+    // Issue #19's search targets, at the scale run's size.
+    for (const term of Object.values(TERMS))
+      add(
+        `search "${term}" p99 <= 50 ms, 1 client, ${large.toLocaleString('en')} (${d})`,
+        find(`search "${term}" (`, d, large)?.p99,
+        (v) => v <= 50,
+        ' ms',
+      );
+    const reading = find('GET /v1/templates/{id}, 50 connections, while', d, large);
+    const searching = find(`search "${TERMS.rare}", ${SEARCH_CLIENTS} clients`, d, large);
+    add(`GET by id p99 <= 50 ms while ${SEARCH_CLIENTS} clients search (${d})`, reading?.p99, (v) => v <= 50, ' ms');
+    if (reading && searching)
+      add(
+        `no 5xx: GET by id and searches meanwhile (${d})`,
+        (reading.serverErrors ?? 0) + (searching.serverErrors ?? 0),
+        (v) => v === 0,
+        ' 5xx',
+      );
+    const pages = rows.filter((r) => r.name.startsWith('sparse filter') && r.dialect === d && r.templates === large);
+    const [first, deep] = pages;
+    if (first && deep)
+      add(`sparse filter: ${/page \d+/.exec(deep.name)?.[0]} p50 <= 2 x page 1's (${d})`, deep.p50 / first.p50, (v) => v <= 2);
+    const [none, full] = deliveries.filter((r) => r.dialect === d);
+    if (none && full)
+      add(
+        `outbox delivery with ${full.delivered.toLocaleString('en')} delivered rows >= 0.8 x with ${none.delivered} (${d})`,
+        full.rate / none.rate,
+        (v) => v >= 0.8,
+      );
+  }
+  for (const t of transfers) {
+    const floor = t.name === 'export' ? 20_000 : 10_000;
+    add(`${t.name} ${t.dialect} >= ${floor.toLocaleString('en')} templates/s`, t.templatesPerSecond, (v) => v >= floor, '/s');
+    add(`${t.name} ${t.dialect}: peak RSS <= 300 MB (bounded, whatever the install's size)`, t.peakRssMb, (v) => v <= 300, ' MB');
+  }
+  return out;
+}
+
+export function table(): string {
+  const lines = [
+    '| scenario | database | templates | requests/s | p50 ms | p99 ms | errors | × ceiling |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.dialect} | ${r.templates.toLocaleString('en')} | ${Math.round(r.rps).toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio?.toFixed(2) ?? '-'} |`,
+    ),
+    '',
+    '| outbox delivery | database | delivered rows present | events per round | events/s (median of rounds) | rounds |',
+    '|---|---|---:|---:|---:|---|',
+    ...deliveries.map(
+      (d) =>
+        `| enqueued to acknowledged | ${d.dialect} | ${d.delivered.toLocaleString('en')} | ${d.events.toLocaleString('en')} | ${Math.round(d.rate).toLocaleString('en')} | ${d.rates.map((r) => Math.round(r)).join(', ')} |`,
+    ),
+    '',
+    '| move | database | templates | rows | seconds | templates/s | peak RSS MB |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...transfers.map(
+      (t) =>
+        `| ${t.name} | ${t.dialect} | ${t.templates.toLocaleString('en')} | ${t.rows.toLocaleString('en')} | ${t.seconds.toFixed(1)} | ${Math.round(t.templatesPerSecond).toLocaleString('en')} | ${t.peakRssMb} |`,
+    ),
+    '',
+    '| target | measured | |',
+    '|---|---:|---|',
+    ...targets().map((t) => `| ${t.target} | ${t.value} | ${t.met ? 'met' : 'NOT MET'} |`),
+  ];
+  return lines.join('\n');
+}
