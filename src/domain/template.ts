@@ -335,3 +335,10 @@ export function sameValue(a: unknown, b: unknown): boolean {
   if (aKeys.length !== Object.keys(b).length) return false;
   return aKeys.every((k) => Object.hasOwn(b, k) && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
+
+/**
+ * Text as `q` compares it: lowercased, and the final sigma as any other. `toLowerCase` turns a word-final `Σ` into
+ * `ς` and a lone one into `σ`, so `q=Σ` would not find "ΟΔΟΣ" (stored "οδος"). Applied alike to a template's name
+ * and image (the stored `search`) and to the term.
+ */
+export const searchFold = (text: string): string => text.toLowerCase().replaceAll('ς', 'σ');

@@ -17,6 +17,7 @@ import {
   applyUpdate,
   checkSentBack,
   newTemplateContent,
+  searchFold,
   type TemplateContent,
   type TemplateCreate,
   type TemplateRecord,
@@ -170,7 +171,7 @@ export class Templates {
       sort: options.sort,
       category: options.category,
       isServerless: options.isServerless,
-      search: options.q?.toLowerCase(),
+      search: options.q === undefined ? undefined : searchFold(options.q),
       limit: options.limit,
       before: options.before,
     });

@@ -1,7 +1,7 @@
 import { type CompiledQuery, type Selectable, sql } from 'kysely';
 import { type ListPosition, PAGE_MAX_BYTES, type Page } from '../domain/page.ts';
 import type { RevisionRecord } from '../domain/revision.ts';
-import { type TemplateRecord, type TemplateView, templateJson, templateNameTaken } from '../domain/template.ts';
+import { searchFold, type TemplateRecord, type TemplateView, templateJson, templateNameTaken } from '../domain/template.ts';
 import { type Core, SIZED, sizedPage, withinBudget } from './core.ts';
 import type { TemplateRevisionsTable, TemplatesTable } from './schema.ts';
 import {
@@ -484,7 +484,7 @@ export function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'
 }
 
 /** What `q` searches: the name and image, lowercased, a line apart (so that no term spans both). */
-const searchText = (t: Pick<TemplateRecord, 'name' | 'imageName'>) => `${t.name}\n${t.imageName}`.toLowerCase();
+const searchText = (t: Pick<TemplateRecord, 'name' | 'imageName'>) => searchFold(`${t.name}\n${t.imageName}`);
 
 /** A template row as the record it stores. */
 export function toTemplate(row: Selectable<TemplatesTable>): TemplateRecord {

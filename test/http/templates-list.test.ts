@@ -111,6 +111,17 @@ forEachDialect('GET /v1/templates', (dialect) => {
     }
   });
 
+  test('q folds case as a reader would: a final sigma is a sigma (q=Σ, σ or ς finds "ΟΔΟΣ" and "Οδός")', async () => {
+    const key = await h.key('greek');
+    const ids = [];
+    for (const name of ['ΟΔΟΣ', 'Οδός', 'σοφία'])
+      ids.push((await h.call('POST', '/v1/templates', { key, body: templateBody({ name }) })).body.id);
+    const found = async (q: string) =>
+      (await h.call('GET', `/v1/templates?q=${encodeURIComponent(q)}`, { key })).body.map((t: { id: string }) => t.id).reverse();
+    for (const q of ['Σ', 'σ', 'ς']) assert.deepEqual(await found(q), ids, q);
+    for (const q of ['ΟΔΟΣ', 'οδος', 'οδοσ', 'ΟΔΌΣ']) assert.deepEqual(await found(q), q === 'ΟΔΌΣ' ? [ids[1]] : [ids[0]], q);
+  });
+
   test('limit is 1 to 1000; a cursor must be one this service issued', async () => {
     for (const limit of ['0', '1001', '-1', '1.5', 'ten']) {
       const r = await h.call('GET', `/v1/templates?limit=${limit}`, { key: alice });

@@ -15,6 +15,7 @@ import * as historyQuota from './0012-history-quota.ts';
 import * as filterIndexes from './0013-filter-indexes.ts';
 import * as usagePerStatement from './0014-usage-per-statement.ts';
 import * as searchFollows from './0015-search-follows-columns.ts';
+import * as finalSigma from './0016-search-final-sigma.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
@@ -35,6 +36,7 @@ const ordered: [string, DialectMigration][] = [
   ['0013-filter-indexes', filterIndexes],
   ['0014-usage-per-statement', usagePerStatement],
   ['0015-search-follows-columns', searchFollows],
+  ['0016-search-final-sigma', finalSigma],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {
