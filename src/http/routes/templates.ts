@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
@@ -48,6 +49,28 @@ const IdempotencyKey = {
 
 /** Sends JSON text kept ready beside each template (see `templateJson`): the response schema's serializer is not run again. */
 const sendJson = (reply: FastifyReply, json: string) => reply.type('application/json; charset=utf-8').send(json);
+
+/** A page this large is written item by item rather than joined first: one copy of it less held per request. */
+const STREAMED_PAGE_CHARS = 1 << 20;
+
+/**
+ * Sends JSON texts as a JSON array. A page of large templates (up to PAGE_MAX_BYTES) is written to the socket an item
+ * at a time, so that four such pages at once don't each hold their items, the joined text and its bytes together.
+ */
+function sendJsonArray(reply: FastifyReply, items: string[]) {
+  let chars = 0;
+  for (const item of items) chars += item.length;
+  if (chars < STREAMED_PAGE_CHARS) return sendJson(reply, `[${items.join(',')}]`);
+  function* parts() {
+    yield '[';
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0) yield ',';
+      yield items[i] as string;
+    }
+    yield ']';
+  }
+  return reply.type('application/json; charset=utf-8').send(Readable.from(parts(), { objectMode: false }));
+}
 const sendTemplate = (reply: FastifyReply, template: TemplateRecord) => reply.header('etag', etagOf(template)).send(template);
 const outcome = (template: TemplateRecord) => ({ payload: template, headers: { etag: etagOf(template) } });
 const created = (template: TemplateRecord) => ({
@@ -98,7 +121,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { limit = 100, cursor, ...filters } = request.query;
       const page = await templates.list(request.caller, { ...filters, limit, before: listStart(cursor) });
       linkNext(request, reply, page.next);
-      return sendJson(reply, `[${page.items.join(',')}]`);
+      return sendJsonArray(reply, page.items);
     },
   });
 
