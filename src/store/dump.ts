@@ -1,6 +1,7 @@
 import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import { conflict } from '../domain/errors.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.ts';
+import { restoreIndexes, setIndexesAside } from './bulk-indexes.ts';
 import type { SqlDialect } from './dialect.ts';
 import type { Tables } from './schema.ts';
 
@@ -288,11 +289,19 @@ export async function writeRestore<T>(dialect: SqlDialect, write: (writer: DumpW
         }
         const held = await heldTables(connection);
         if (held.length > 0) throw notEmpty(held);
+        // The tables are empty and locked: their secondary indexes are built once after the load, not row by row.
+        const aside = postgres
+          ? await setIndexesAside(
+              connection,
+              DUMP_TABLES.map((t) => t.name),
+            )
+          : [];
         const result = await write({
           insert: (t, rows) => insertRows(connection, dialect, t, rows),
           // SQLite takes at most 32,766 parameters a statement; PostgreSQL's arrays have no such bound.
-          rowsPerInsert: (t) => (postgres ? 500 : Math.min(1000, Math.floor(30_000 / t.columns.length))),
+          rowsPerInsert: (t) => (postgres ? 2000 : Math.min(1000, Math.floor(30_000 / t.columns.length))),
         });
+        await restoreIndexes(connection, aside);
         if (postgres) {
           for (const t of DUMP_TABLES) {
             for (const column of identityOf(t)) {
