@@ -9,35 +9,46 @@ interface Level {
   array: boolean;
   /** Commas so far: one fewer than its members, and the index of the item being read in an array. */
   commas: number;
-  /** The key being read, in an object. */
-  key: string;
+  /** Where the key being read, in an object, lies in the body (quotes excluded): decoded only to name a refusal. */
+  keyStart: number;
+  keyEnd: number;
 }
 
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
 /**
- * Where JSON text first holds an object or array wider than MAX_MEMBERS or nests deeper than MAX_DEPTH, as a JSON
- * Pointer and a reason; undefined when it holds none. One pass over the text, without building anything: building
- * a 1 MiB object of 100,000 keys costs JSON.parse about 30 ms (a streaming parser library, 50-90 ms), this scan
- * a few. Malformed text is not judged here (JSON.parse does that next): the scan only never fails or loops on it.
+ * Where a JSON body first holds an object or array wider than MAX_MEMBERS or nests deeper than MAX_DEPTH, as a JSON
+ * Pointer and a reason; undefined when it holds none. One pass over its bytes as they came (every byte JSON gives a
+ * meaning is ASCII, and UTF-8 never uses those bytes inside a longer character), building nothing: not the text,
+ * not a key. Building a 1 MiB object of 100,000 keys costs JSON.parse about 30 ms (a streaming parser library,
+ * 50-90 ms), this scan a few; and a refused body never becomes a string on V8's heap, where a megabyte of garbage
+ * would wait for a full collection. Malformed text is not judged here (JSON.parse does that next): the scan only
+ * never fails or loops on it.
  */
-export function tooWide(text: string): { path: string; message: string } | undefined {
+export function tooWide(body: Uint8Array | string): { path: string; message: string } | undefined {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const levels: Level[] = [];
   /** The JSON Pointer of the level at `depth`. */
   const pathTo = (depth: number) =>
     levels
       .slice(0, depth)
-      .map((l) => `/${l.array ? l.commas : l.key}`)
+      .map((l) => `/${l.array ? l.commas : keyOf(bytes.toString('utf8', l.keyStart, l.keyEnd))}`)
       .join('');
   let expectingKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      const end = closingQuote(text, i);
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (c === QUOTE) {
+      const end = closingQuote(bytes, i);
       const top = levels[levels.length - 1];
-      if (expectingKey && top && !top.array) top.key = keyOf(text.slice(i + 1, end));
+      if (expectingKey && top && !top.array) {
+        top.keyStart = i + 1;
+        top.keyEnd = end;
+      }
       expectingKey = false;
       i = end;
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      levels.push({ array: c === 0x5b, commas: 0, key: '' });
+      levels.push({ array: c === 0x5b, commas: 0, keyStart: 0, keyEnd: 0 });
       if (levels.length > MAX_DEPTH) return { path: pathTo(levels.length - 1), message: `nests deeper than ${MAX_DEPTH} levels` };
       expectingKey = c === 0x7b;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
@@ -56,14 +67,14 @@ export function tooWide(text: string): { path: string; message: string } | undef
   return undefined;
 }
 
-/** The index of the quote that ends the string opened at `open`, or the text's end when there is none. */
-function closingQuote(text: string, open: number): number {
+/** The index of the quote that ends the string opened at `open`, or the body's end when there is none. */
+function closingQuote(bytes: Buffer, open: number): number {
   let at = open;
   for (;;) {
-    at = text.indexOf('"', at + 1);
-    if (at < 0) return text.length;
+    at = bytes.indexOf(QUOTE, at + 1);
+    if (at < 0) return bytes.length;
     let backslashes = 0;
-    for (let j = at - 1; j > open && text.charCodeAt(j) === 0x5c; j--) backslashes++;
+    for (let j = at - 1; j > open && bytes[j] === BACKSLASH; j--) backslashes++;
     if (backslashes % 2 === 0) return at;
   }
 }

@@ -11,27 +11,28 @@ import { bodyTextErrors, unacceptableText } from './text.ts';
  */
 export function registerJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body === '')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, bytes, done) => {
+    if ((bytes as Buffer).length === 0)
       return done(invalid('The request body is empty; send a JSON object.', [{ path: '', message: 'must be a JSON object' }]));
-    // Refused before it is parsed: building what no request needs would cost more than serving one.
-    const wide = tooWide(body as string);
+    // Refused before it is parsed, or even decoded: building what no request needs would cost more than serving one.
+    const wide = tooWide(bytes as Buffer);
     if (wide) return done(invalid('The request body is wider or deeper than any request needs.', [wide]));
+    const body = (bytes as Buffer).toString('utf8');
     let parsed: unknown;
     try {
-      parsed = secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' });
+      parsed = secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch (error) {
       const poisoned = error instanceof SyntaxError && /forbidden prototype property/.test(error.message);
       if (!poisoned) return done(invalid('The request body is not valid JSON.', [{ path: '', message: 'is not valid JSON' }]));
       // Only read, never merged: JSON.parse makes "__proto__" an own key, which is safe to walk to name its place.
-      const path = forbiddenKey(JSON.parse(body as string)) ?? '';
+      const path = forbiddenKey(JSON.parse(body)) ?? '';
       return done(
         invalid('The request body uses "__proto__" or "constructor.prototype" as a key, which is not accepted.', [
           { path, message: 'is a key that is not accepted' },
         ]),
       );
     }
-    const text = bodyTextErrors(body as string, parsed);
+    const text = bodyTextErrors(body, parsed);
     done(text.length > 0 ? unacceptableText(text) : null, parsed);
   });
 }
