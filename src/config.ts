@@ -35,6 +35,12 @@ export const ConfigSchema = Type.Object({
     'Megabytes of templates the read cache holds at most (their JSON text plus about 400 bytes each); 0 turns it off.',
   ),
   CACHE_MAX_KEYS: integer(10_000, 0, 10_000_000, 'API keys the read cache holds at most; 0 caches none.'),
+  HEAP_GROWTH_PERCENT: integer(
+    50,
+    0,
+    1000,
+    "How far V8 lets the server's heap grow past what it last found alive before collecting again; 0 leaves it to V8 (up to 300).",
+  ),
   OUTBOX_RETENTION_DAYS: integer(7, 0, 36_500, 'Delivered webhook events are purged from the outbox this many days after delivery.'),
   REQUEST_TIMEOUT_MS: integer(30_000, 1000, 600_000, 'A request must arrive whole within this time.'),
   HEADERS_TIMEOUT_MS: integer(10_000, 100, 600_000, "A request's headers must arrive within this time."),
@@ -116,12 +122,18 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const raw = Object.fromEntries(
     Object.keys(ConfigSchema.properties).flatMap((key) => (env[key] === undefined || env[key] === '' ? [] : [[key, env[key]]])),
   );
-  const config = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
-  const errors = [...Value.Errors(ConfigSchema, config)];
-  if (errors.length > 0) {
-    const shown = (name: string) => (SECRET_SETTINGS.has(name) ? name : `${name}=${JSON.stringify(raw[name] ?? '')}`);
-    throw new ConfigError(errors.map((e) => `${shown(e.path.slice(1))}: ${e.message}`).join('\n'));
-  }
+  // Value.Convert would read "1.5" as 1: a whole number is written as one.
+  const notWhole = Object.entries(raw).flatMap(([name, value]) =>
+    ConfigSchema.properties[name as keyof Config].type === 'integer' && !/^\s*-?\d+\s*$/.test(String(value))
+      ? [{ path: `/${name}`, message: 'Expected integer' }]
+      : [],
+  );
+  const shown = (name: string) => (SECRET_SETTINGS.has(name) ? name : `${name}=${JSON.stringify(env[name] ?? '')}`);
+  const config = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, { ...raw }));
+  const errors = [...notWhole, ...Value.Errors(ConfigSchema, config)].filter(
+    (e, i, all) => all.findIndex((other) => other.path === e.path) === i,
+  );
+  if (errors.length > 0) throw new ConfigError(errors.map((e) => `${shown(e.path.slice(1))}: ${e.message}`).join('\n'));
   const checked = config as Config;
   if (checked.RELEASE_WEBHOOK_URL && !checked.RELEASE_WEBHOOK_SECRET) {
     throw new ConfigError('RELEASE_WEBHOOK_SECRET must be set when RELEASE_WEBHOOK_URL is: every webhook is signed.');

@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { ConfigError, ConfigSchema, readConfig } from '../src/config.ts';
+
+// The environment's settings: each checked at start-up, each in the README's configuration table.
+
+test('every setting is in the README configuration table, with its default', () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  for (const [name, schema] of Object.entries(ConfigSchema.properties)) {
+    const row = readme.split('\n').find((line) => line.startsWith(`| \`${name}\` |`));
+    assert.ok(row, `${name} has a row in the README's configuration table`);
+    const fallback = (schema as { default?: unknown }).default;
+    if (fallback !== undefined && fallback !== '')
+      assert.ok(row.includes(`\`${fallback}\``), `${name}'s row gives its default ${fallback}`);
+  }
+});
+
+test('HEAP_GROWTH_PERCENT: 50 by default, 0 to leave it to V8, a bad value stops the start naming it', () => {
+  assert.equal(readConfig({}).HEAP_GROWTH_PERCENT, 50);
+  assert.equal(readConfig({ HEAP_GROWTH_PERCENT: '0' }).HEAP_GROWTH_PERCENT, 0);
+  for (const bad of ['-1', '1001', '1.5', 'lots']) {
+    assert.throws(
+      () => readConfig({ HEAP_GROWTH_PERCENT: bad }),
+      (error) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, new RegExp(`HEAP_GROWTH_PERCENT="${bad.replace('.', '\\.')}"`));
+        return true;
+      },
+    );
+  }
+});
