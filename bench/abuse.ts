@@ -19,7 +19,16 @@ const largeTemplate = (i: number) =>
     env: Object.fromEntries(Array.from({ length: 30 }, (_, v) => [`VAR_${v}`, `${i}-${v}`.padEnd(32_000, 'x')])),
   });
 
-export async function abuse(url: string, otherKey: string, otherPath: string, hoarderKey: string, large: number, seconds: number) {
+export async function abuse(
+  url: string,
+  otherKey: string,
+  otherPath: string,
+  hoarderKey: string,
+  large: number,
+  seconds: number,
+  /** Called once the large templates are stored, just before their pages are read. */
+  beforePages: () => void,
+) {
   // One junk body after another, each round trip timed: an upper bound of the server's time per refusal (the
   // client's own upload of 1 MiB shares the machine). autocannon misreports latencies of bodies this large.
   const times: number[] = [];
@@ -48,6 +57,7 @@ export async function abuse(url: string, otherKey: string, otherPath: string, ho
     });
     if (r.status !== 200) throw new Error(`seeding a large template: ${r.status} ${await r.text()}`);
   }
+  beforePages();
   const [pages, other] = await Promise.all([
     autocannon({
       url: `${url}/v1/templates?limit=1000`,

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,6 +56,11 @@ export async function stop(server: Server): Promise<void> {
   const exited = new Promise((r) => server.child.once('exit', r));
   server.child.kill('SIGTERM');
   await exited;
+}
+
+/** Starts a process's peak resident memory again from what it holds now (Linux: `5` to clear_refs resets VmHWM). */
+export function resetPeakRss(pid: number | undefined): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
 /** Peak resident memory of a process so far, in MB (Linux: VmHWM). */
