@@ -1,25 +1,32 @@
 #!/usr/bin/env node
 // The podplate command. Its TypeScript sources are bundled by esbuild (the compiler tsx itself uses) into
-// node_modules/.cache/podplate/<fingerprint>/ and run from there: built again only when a file under src/ or
-// package.json changes (about 0.2 s), reused otherwise. Measured against running them through tsx's loader, whose
-// hooks thread keeps a V8 heap of its own for the life of the process, the server starts at 154 MB of RSS rather
-// than 197 MB (docs/performance.md). Stack traces name the bundle's lines; NODE_OPTIONS=--enable-source-maps maps
-// them back to src/ (at 24 MB more). Where the cache can't be written (a read-only install), it runs through tsx.
+// node_modules/.cache/podplate/<install>-<fingerprint>/ and run from there: built again only when what the bundle is
+// made of changes (about 0.2 s), reused otherwise. Measured against running them through tsx's loader, whose hooks
+// thread keeps a V8 heap of its own for the life of the process, the server starts at 154 MB of RSS rather than
+// 197 MB (docs/performance.md). Stack traces name the bundle's lines; NODE_OPTIONS=--enable-source-maps maps them
+// back to src/ (at 24 MB more). Whenever the bundle can't be made (a read-only install, a full disk, a source that
+// does not compile), it says why on stderr and runs the sources through tsx instead.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const entry = join(root, 'src/cli/main.ts');
+const cache = join(root, 'node_modules/.cache/podplate');
+/** Names this install's bundles, so that installs sharing one node_modules (a linked checkout) leave others' alone. */
+const install = createHash('sha256').update(root).digest('hex').slice(0, 8);
 
-/** A hash of what the bundle is made of: every file under src/, its size and modification time, and package.json. */
+/**
+ * A hash of what the bundle is made of: every file under src/ (its path, size and modification time), package.json,
+ * tsconfig.json, this file and the esbuild that builds it.
+ */
 function fingerprint() {
   const hash = createHash('sha256');
   const walk = (dir) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
+    for (const found of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const path = join(dir, found.name);
+      if (found.isDirectory()) walk(path);
       else {
         const { size, mtimeMs } = statSync(path);
         hash.update(`${relative(root, path)}\0${size}\0${mtimeMs}\n`);
@@ -27,8 +34,10 @@ function fingerprint() {
     }
   };
   walk(join(root, 'src'));
-  hash.update(`${root}\n`);
-  hash.update(readFileSync(join(root, 'package.json')));
+  for (const file of ['package.json', 'tsconfig.json', 'node_modules/esbuild/package.json']) {
+    const path = join(root, file);
+    hash.update(`${file}\0${existsSync(path) ? readFileSync(path, 'utf8') : ''}\n`);
+  }
   hash.update(readFileSync(fileURLToPath(import.meta.url)));
   return hash.digest('hex').slice(0, 16);
 }
@@ -36,12 +45,12 @@ function fingerprint() {
 /** Bundles src/cli/main.ts into `dir` (its lazily loaded commands into chunks of their own); the packages stay imports. */
 async function bundle(dir) {
   const esbuild = await import('esbuild');
-  const building = `${dir}.${process.pid}.tmp`;
-  rmSync(building, { recursive: true, force: true });
+  const building = mkdtempSync(`${dir}.tmp-`);
   try {
     await esbuild.build({
       entryPoints: [entry],
       outdir: building,
+      outExtension: { '.js': '.mjs' },
       bundle: true,
       splitting: true,
       format: 'esm',
@@ -50,22 +59,17 @@ async function bundle(dir) {
       packages: 'external',
       sourcemap: 'linked',
       sourcesContent: false,
-      logLevel: 'error',
+      logLevel: 'silent',
       banner: { js: '// Built from src/ by bin/podplate.js; do not edit.' },
       plugins: [importMetaUrlOfSource],
     });
-  } catch (error) {
-    rmSync(building, { recursive: true, force: true });
-    throw error;
-  } finally {
-    await esbuild.stop();
-  }
-  try {
     renameSync(building, dir);
   } catch (error) {
-    // Another process built the same fingerprint first: use its bundle.
     rmSync(building, { recursive: true, force: true });
-    if (!existsSync(join(dir, 'main.js'))) throw error;
+    // Another process built the same fingerprint first: use its bundle.
+    if (!existsSync(join(dir, 'main.mjs'))) throw error;
+  } finally {
+    await esbuild.stop();
   }
 }
 
@@ -80,33 +84,47 @@ const importMetaUrlOfSource = {
   },
 };
 
-async function load() {
-  const cache = join(root, 'node_modules/.cache/podplate');
+/** The bundle's entry, built first if need be; undefined (with a word on stderr) when it can't be. */
+async function bundled() {
+  const dir = join(cache, `${install}-${fingerprint()}`);
+  const main = join(dir, 'main.mjs');
   try {
-    const dir = join(cache, fingerprint());
-    if (!existsSync(join(dir, 'main.js'))) {
+    if (existsSync(main)) {
+      const now = new Date();
+      try {
+        utimesSync(dir, now, now); // marks it used, so that forgetUnused leaves it be
+      } catch {}
+    } else {
       mkdirSync(cache, { recursive: true });
       await bundle(dir);
-      forgetOld(cache, dir);
+      forgetUnused(dir);
     }
-    return await import(pathToFileURL(join(dir, 'main.js')).href);
+    return main;
   } catch (error) {
-    if (!['EACCES', 'EROFS', 'EPERM', 'ERR_MODULE_NOT_FOUND'].includes(error?.code)) throw error;
-    const { register } = await import('tsx/esm/api');
-    register();
-    return await import(pathToFileURL(entry).href);
+    const where = error?.errors?.[0]?.location;
+    const reason = where ? `${where.file}:${where.line}: ${error.errors[0].text}` : (error?.message ?? String(error));
+    process.stderr.write(`podplate: could not bundle the sources into ${cache} (${reason}); running them through tsx\n`);
+    return undefined;
   }
 }
 
-/** Removes bundles of earlier sources, once no process can still be starting from them (an hour on). */
-function forgetOld(cache, current) {
+/** Removes this install's bundles of earlier sources once unused for an hour (no process can still be starting them). */
+function forgetUnused(current) {
   for (const name of readdirSync(cache)) {
     const path = join(cache, name);
-    if (path === current) continue;
+    if (path === current || !name.startsWith(`${install}-`)) continue;
     try {
       if (Date.now() - statSync(path).mtimeMs > 3_600_000) rmSync(path, { recursive: true, force: true });
     } catch {}
   }
+}
+
+async function load() {
+  const main = await bundled();
+  if (main) return await import(pathToFileURL(main).href);
+  const { register } = await import('tsx/esm/api');
+  register();
+  return await import(pathToFileURL(entry).href);
 }
 
 const { main } = await load();

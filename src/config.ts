@@ -38,8 +38,8 @@ export const ConfigSchema = Type.Object({
   HEAP_GROWTH_PERCENT: integer(
     50,
     0,
-    1000,
-    "How far V8 lets the server's heap grow past what it last found alive before collecting again; 0 leaves it to V8 (up to 300).",
+    300,
+    "How far (in %) the server's heap may grow past what V8's last full collection found alive before the next; a fixed factor in place of V8's adaptive one (10 %-300 %), or 0 to leave it to V8.",
   ),
   OUTBOX_RETENTION_DAYS: integer(7, 0, 36_500, 'Delivered webhook events are purged from the outbox this many days after delivery.'),
   REQUEST_TIMEOUT_MS: integer(30_000, 1000, 600_000, 'A request must arrive whole within this time.'),

@@ -17,7 +17,9 @@ export function registerJsonParser(app: FastifyInstance): void {
     // Refused before it is parsed, or even decoded: building what no request needs would cost more than serving one.
     const wide = tooWide(bytes as Buffer);
     if (wide) return done(invalid('The request body is wider or deeper than any request needs.', [wide]));
-    const body = (bytes as Buffer).toString('utf8');
+    // A byte order mark may lead a JSON text (RFC 8259 lets a reader ignore it); it is no part of the value.
+    const decoded = (bytes as Buffer).toString('utf8');
+    const body = decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
     let parsed: unknown;
     try {
       parsed = secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' });

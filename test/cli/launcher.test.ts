@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -8,51 +19,87 @@ import { fileURLToPath } from 'node:url';
 import { freshDatabase } from '../support/harness.ts';
 import { startServer } from '../support/process.ts';
 
-// bin/podplate.js runs src/ bundled by esbuild, from a cache keyed by what src/ and package.json hold.
+// bin/podplate.js runs src/ bundled by esbuild, from a cache keyed by what src/ and package.json hold, and runs the
+// sources through tsx (saying why) whenever it can't bundle them.
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+const fallback = /podplate: could not bundle the sources into .*; running them through tsx/;
 
-/** A copy of the package (bin, src, package.json; node_modules linked) that a test may change. */
+/**
+ * A copy of the package (bin, src, package.json, tsconfig.json) that a test may change, with a node_modules of its
+ * own whose entries link to this one's, so that its bundle cache (node_modules/.cache) is its own too.
+ */
 function copyOfPackage() {
   const dir = mkdtempSync(join(tmpdir(), 'podplate-launcher-'));
-  for (const part of ['bin', 'src', 'package.json']) cpSync(join(root, part), join(dir, part), { recursive: true });
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  for (const part of ['bin', 'src', 'package.json', 'tsconfig.json']) cpSync(join(root, part), join(dir, part), { recursive: true });
+  mkdirSync(join(dir, 'node_modules'));
+  for (const name of readdirSync(join(root, 'node_modules'))) {
+    if (name !== '.cache') symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name));
+  }
+  const cache = join(dir, 'node_modules/.cache/podplate');
   const run = (...args: string[]) =>
     spawnSync(process.execPath, [join(dir, 'bin/podplate.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { dir, run, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  /** The cache's bundles, each with the inode of its entry (the same inode: the same bundle, not built again). */
+  const bundles = () =>
+    Object.fromEntries(
+      readdirSync(cache).map((name) => [name, existsSync(join(cache, name, 'main.mjs')) ? statSync(join(cache, name, 'main.mjs')).ino : 0]),
+    );
+  const edit = (file: string, change: (text: string) => string) =>
+    writeFileSync(join(dir, file), change(readFileSync(join(dir, file), 'utf8')));
+  return { dir, cache, run, bundles, edit, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-test('the command runs its bundle, built again when a source file or package.json changes', () => {
+test('the command runs its bundle, reused while nothing changes, built again when a source file or package.json does', () => {
   const copy = copyOfPackage();
-  const bundles = () => new Set(readdirSync(join(root, 'node_modules/.cache/podplate')));
   try {
     const first = copy.run('--version');
     assert.equal(first.status, 0, first.stderr);
-    assert.equal(first.stdout.trim(), JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
-    const before = bundles();
+    assert.equal(first.stdout.trim(), version);
+    assert.equal(first.stderr, '', 'nothing is said when the bundle is built');
+    const built = copy.bundles();
+    assert.equal(Object.keys(built).length, 1, 'one bundle');
+    assert.ok(Object.values(built)[0], 'the bundle has its entry');
 
     const again = copy.run('--version');
     assert.equal(again.stdout, first.stdout);
-    assert.deepEqual(bundles(), before, 'an unchanged package reuses its bundle');
+    assert.deepEqual(copy.bundles(), built, 'an unchanged package reuses its bundle');
 
-    const main = join(copy.dir, 'src/cli/main.ts');
-    writeFileSync(
-      main,
-      readFileSync(main, 'utf8').replace(".version(pkg.version, '-V, --version'", ".version('changed-in-src', '-V, --version'"),
-    );
+    const main = 'src/cli/main.ts';
+    copy.edit(main, (text) => text.replace(".version(pkg.version, '-V, --version'", ".version('changed-in-src', '-V, --version'"));
     assert.equal(copy.run('--version').stdout.trim(), 'changed-in-src', 'a changed source file is bundled again');
 
-    const pkg = join(copy.dir, 'package.json');
-    writeFileSync(pkg, readFileSync(pkg, 'utf8').replace(/"version": "[^"]+"/, '"version": "9.9.9"'));
-    writeFileSync(main, readFileSync(main, 'utf8').replace("'changed-in-src'", 'pkg.version'));
+    copy.edit('package.json', (text) => text.replace(/"version": "[^"]+"/, '"version": "9.9.9"'));
+    copy.edit(main, (text) => text.replace("'changed-in-src'", 'pkg.version'));
     assert.equal(copy.run('--version').stdout.trim(), '9.9.9', 'a changed package.json is bundled again');
+    assert.equal(Object.keys(copy.bundles()).length, 3, 'bundles in use within the hour are kept');
+  } finally {
+    copy.remove();
+  }
+});
 
-    writeFileSync(main, `${readFileSync(main, 'utf8')}\nthis is not TypeScript(\n`);
+test('a source that does not compile is named, and leaves no half-built bundle', () => {
+  const copy = copyOfPackage();
+  try {
+    copy.edit('src/cli/main.ts', (text) => `${text}\nthis is not TypeScript(\n`);
     const broken = copy.run('--version');
     assert.notEqual(broken.status, 0);
-    assert.match(broken.stderr, /main\.ts/, 'a source that does not compile is named');
-    const leftovers = readdirSync(join(root, 'node_modules/.cache/podplate')).filter((name) => name.endsWith('.tmp'));
-    assert.deepEqual(leftovers, [], 'a failed build leaves no half-built bundle');
+    assert.match(broken.stderr, fallback);
+    assert.match(broken.stderr, /src\/cli\/main\.ts:\d+: /, 'the bundler names the file and line');
+    assert.deepEqual(copy.bundles(), {}, 'no bundle, whole or half-built, is left');
+  } finally {
+    copy.remove();
+  }
+});
+
+test('where the cache cannot be written, the command says so and runs the sources through tsx', () => {
+  const copy = copyOfPackage();
+  try {
+    writeFileSync(join(copy.dir, 'node_modules/.cache'), 'a file where the cache would go');
+    const run = copy.run('--version');
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout.trim(), version);
+    assert.match(run.stderr, fallback);
   } finally {
     copy.remove();
   }
@@ -67,6 +114,7 @@ test('the bundled server finds the web UI beside its sources, not beside the bun
     assert.equal(page.status, 200);
     assert.equal(await page.text(), readFileSync(join(root, 'ui/dist/index.html'), 'utf8'));
     await server.stop();
+    assert.doesNotMatch(server.stderr(), fallback, 'the server ran from its bundle');
   } finally {
     await db.drop();
   }

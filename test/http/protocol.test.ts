@@ -154,6 +154,18 @@ forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect)
     assert.equal(nested.body.errors[0].path, '/ports/0/constructor/prototype');
   });
 
+  test('a body that begins with a byte order mark is read without it; "__proto__" behind one is still a 400', async () => {
+    const created = await h.call('POST', '/v1/templates', { key: alice, body: '\ufeff{"name":"behind a bom","imageName":"ubuntu"}' });
+    assert.equal(created.status, 200);
+    assert.equal(created.body.name, 'behind a bom');
+    const poisoned = await h.call('POST', '/v1/templates', {
+      key: alice,
+      body: '\ufeff{"name":"x","imageName":"ubuntu","env":{"__proto__":"x"}}',
+    });
+    assert.equal(poisoned.status, 400);
+    assert.deepEqual(poisoned.body.errors, [{ in: 'body', path: '/env/__proto__', message: 'is a key that is not accepted' }]);
+  });
+
   test('bad ids are a 400 naming the parameter; unknown routes a 404 problem', async () => {
     const r = await h.call('GET', `/v1/templates/${'x'.repeat(65)}`, { key: alice });
     assert.equal(r.status, 400);
