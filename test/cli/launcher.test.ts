@@ -78,6 +78,43 @@ test('the command runs its bundle, reused while nothing changes, built again whe
   }
 });
 
+test("editors' files in src/, a dangling link among them, neither stop the command nor build it again", () => {
+  const copy = copyOfPackage();
+  try {
+    assert.equal(copy.run('--version').status, 0);
+    const built = copy.bundles();
+    symlinkSync('user@host.12345:1700000000', join(copy.dir, 'src/cli/.#main.ts')); // Emacs's lock of an unsaved buffer
+    writeFileSync(join(copy.dir, 'src/cli/.main.ts.swp'), 'vim');
+    writeFileSync(join(copy.dir, 'src/cli/main.ts~'), 'a backup');
+    const run = copy.run('--version');
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stderr, '');
+    assert.deepEqual(copy.bundles(), built);
+  } finally {
+    copy.remove();
+  }
+});
+
+test('a bundle damaged since it was built (a file gone) is built again; every user of the install may read it', () => {
+  const copy = copyOfPackage();
+  try {
+    assert.equal(copy.run('--version').status, 0);
+    const [name] = Object.keys(copy.bundles());
+    const dir = join(copy.cache, name as string);
+    assert.equal(statSync(dir).mode & 0o777, 0o777 & ~process.umask(), 'the mode an install would have');
+    const chunk = readdirSync(dir).find((file) => file.startsWith('admin-') && file.endsWith('.mjs'));
+    assert.ok(chunk, 'the admin commands are a chunk of their own');
+    rmSync(join(dir, chunk));
+    const run = copy.run('--version');
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stderr, '');
+    assert.ok(existsSync(join(dir, chunk)), 'the chunk is back');
+    assert.deepEqual(Object.keys(copy.bundles()), [name], 'nothing else is left');
+  } finally {
+    copy.remove();
+  }
+});
+
 test('a source that does not compile is named, and leaves no half-built bundle', () => {
   const copy = copyOfPackage();
   try {
