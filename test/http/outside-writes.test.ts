@@ -91,6 +91,35 @@ forEachDialect('rows written outside the service', (dialect) => {
     assert.equal((await get(t.id)).body.readme, 'api again');
   });
 
+  test('a category or flag no template can have is refused by the database; SQL that keeps to them is served by every page', async () => {
+    const t = await create({ category: 'NVIDIA', isServerless: false });
+    for (const change of [
+      sql`category = 'TPU'`,
+      sql`category = 'nvidia'`,
+      sql`is_serverless = 2`,
+      sql`is_public = -1`,
+      sql`is_platform = 7`,
+    ]) {
+      await assert.rejects(sql`update templates set ${change} where id = ${t.id}`.execute(raw), /category|is_public|check/i);
+    }
+    const row = await raw.selectFrom('templates').selectAll().where('id', '=', t.id).executeTakeFirstOrThrow();
+    const { seq: _seq, ...copy } = row;
+    const inserted = (changes: Record<string, unknown>) =>
+      raw
+        .insertInto('templates')
+        .values({ ...copy, id: `copy${String(Math.random()).slice(2, 14)}`, name: `copy ${Math.random()}`, ...changes })
+        .execute();
+    await assert.rejects(inserted({ category: 'GPU' }), /category|check/i);
+    await assert.rejects(inserted({ is_serverless: 3 }), /category|is_public|check/i);
+    assert.equal((await get(t.id)).body.category, 'NVIDIA', 'nothing was written');
+
+    await sql`update templates set category = 'AMD', is_serverless = 1 where id = ${t.id}`.execute(raw);
+    const page = () => h.call('GET', '/v1/templates?category=AMD&isServerless=true', { key });
+    await eventually('the filtered page shows the row as SQL left it', 1000, async () =>
+      (await page()).body.some((item: { id: string }) => item.id === t.id),
+    );
+  });
+
   test("the service's own writes keep their stored representation", async () => {
     const t = await create({ readme: 'kept' });
     await h.call('POST', `/v1/templates/${t.id}/update`, { key, body: { readme: 'kept twice' } });

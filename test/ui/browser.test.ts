@@ -254,10 +254,24 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await page.getByLabel('Search').fill('');
     await page.getByLabel('Search').press('Enter');
     await page.waitForURL((url) => !url.hash.includes('q=') && !url.hash.includes('kind='));
+    await listed(['hostile readme', 'llama worker', 'pytorch notebook'], { sorted: true });
     await page.getByRole('tab', { name: 'Mine' }).focus();
     await page.keyboard.press('ArrowRight');
     await page.waitForURL(/tab=public/);
     await page.getByRole('tab', { name: 'Public', selected: true }).waitFor();
+    /** Waits until the selected tab, drawn anew, holds the focus (a keyboard user's next arrow moves from it). */
+    const tabFocused = (name: string) =>
+      page.waitForFunction(
+        (label) => {
+          const focused = document.activeElement;
+          return (
+            focused?.getAttribute('role') === 'tab' && focused.getAttribute('aria-selected') === 'true' && focused.textContent === label
+          );
+        },
+        name,
+        { timeout: 10_000 },
+      );
+    await tabFocused('Public');
     const carols = Array.from({ length: 21 }, (_, i) => `carol public ${String(21 - i).padStart(2, '0')}`);
     await listed(carols.slice(0, 20), { message: 'a page of 20, newest first' });
     await shot('04-list-public');
@@ -278,6 +292,13 @@ describe('the web UI in a browser', { skip: !hasBrowser }, () => {
     await page.getByRole('button', { name: 'Next page' }).waitFor();
     await listed(carols.slice(0, 20));
     await page.getByRole('tab', { name: 'Public' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.waitForURL(/tab=official/);
+    await listed(['Official PyTorch']);
+    await tabFocused('Official');
+    await page.keyboard.press('ArrowLeft');
+    await page.waitForURL(/tab=public/);
+    await tabFocused('Public');
     await page.keyboard.press('ArrowRight');
     await page.waitForURL(/tab=official/);
     await listed(['Official PyTorch']);

@@ -16,6 +16,7 @@ import * as filterIndexes from './0013-filter-indexes.ts';
 import * as usagePerStatement from './0014-usage-per-statement.ts';
 import * as searchFollows from './0015-search-follows-columns.ts';
 import * as finalSigma from './0016-search-final-sigma.ts';
+import * as valuesChecked from './0017-template-values-checked.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
@@ -37,6 +38,7 @@ const ordered: [string, DialectMigration][] = [
   ['0014-usage-per-statement', usagePerStatement],
   ['0015-search-follows-columns', searchFollows],
   ['0016-search-final-sigma', finalSigma],
+  ['0017-template-values-checked', valuesChecked],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {

@@ -29,6 +29,8 @@ function byline(t: TemplateListItem): string {
 
 /** Cursors of the pages before the current one, per filter, for "Previous page". */
 const previous = new Map<string, string[]>();
+/** Set when a tab is chosen: the list drawn next keeps the focus on its selected tab, not on the heading. */
+let focusSelectedTab = false;
 
 export const listView: View = async ({ route, container, alive }) => {
   const q = route.query;
@@ -60,7 +62,10 @@ export const listView: View = async ({ route, container, alive }) => {
         'aria-selected': String(t.id === tab),
         'aria-controls': panelId,
         tabindex: t.id === tab ? '0' : '-1',
-        onclick: () => go(to({ tab: t.id, cursor: undefined })),
+        onclick: () => {
+          focusSelectedTab = true;
+          go(to({ tab: t.id, cursor: undefined }));
+        },
       },
       t.label,
     ),
@@ -129,6 +134,10 @@ export const listView: View = async ({ route, container, alive }) => {
     filterForm,
     panel,
   );
+  if (focusSelectedTab) {
+    focusSelectedTab = false;
+    tabButtons[TABS.findIndex((t) => t.id === tab)]?.focus();
+  }
 
   const query = TAB_QUERY[tab];
   let page: Awaited<ReturnType<typeof api.templates>>;
