@@ -150,17 +150,18 @@ function transfer(name: Transfer['name'], dialect: string, databaseUrl: string, 
   });
   const seconds = (performance.now() - started) / 1000;
   if (r.status !== 0) throw new Error(`podplate ${args.join(' ')}: ${r.stderr}`);
-  const [, templates, all, own, rss] =
-    /([\d,]+) templates \(([\d,]+) rows in all\) in ([\d.]+) s.*peak memory (\d+) MB/.exec(r.stderr) ?? [];
-  const n = Number(templates?.replaceAll(',', ''));
-  // The rate is the command's own (from opening the database to the last row); `seconds` also counts starting Node.
+  const [, templates, all, rate, rss] =
+    /([\d,]+) templates \(([\d,]+) rows in all\) in [\d.]+ s \(([\d,]+) templates\/s\).*peak memory (\d+) MB/.exec(r.stderr) ?? [];
+  const number = (text: string | undefined) => Number(text?.replaceAll(',', ''));
+  // The rate is the command's own, from its exact time (opening the database to the last row; the seconds it prints
+  // are rounded to a tenth, "0.0 s" for a small install); `seconds` also counts starting Node.
   transfers.push({
     name,
     dialect,
-    templates: n,
-    rows: Number(all?.replaceAll(',', '')),
+    templates: number(templates),
+    rows: number(all),
     seconds,
-    templatesPerSecond: n / Number(own),
+    templatesPerSecond: number(rate),
     peakRssMb: Number(rss),
   });
 }
