@@ -26,8 +26,7 @@ const BACKSLASH = 0x5c;
  * would wait for a full collection. Malformed text is not judged here (JSON.parse does that next): the scan only
  * never fails or loops on it.
  */
-export function tooWide(body: Uint8Array | string): { path: string; message: string } | undefined {
-  const bytes = typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+export function tooWide(bytes: Buffer): { path: string; message: string } | undefined {
   const levels: Level[] = [];
   /** The JSON Pointer of the level at `depth`. */
   const pathTo = (depth: number) =>

@@ -11,14 +11,14 @@ import { bodyTextErrors, unacceptableText } from './text.ts';
  */
 export function registerJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, bytes, done) => {
-    if ((bytes as Buffer).length === 0)
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, bytes: Buffer, done) => {
+    if (bytes.length === 0)
       return done(invalid('The request body is empty; send a JSON object.', [{ path: '', message: 'must be a JSON object' }]));
     // Refused before it is parsed, or even decoded: building what no request needs would cost more than serving one.
-    const wide = tooWide(bytes as Buffer);
+    const wide = tooWide(bytes);
     if (wide) return done(invalid('The request body is wider or deeper than any request needs.', [wide]));
     // A byte order mark may lead a JSON text (RFC 8259 lets a reader ignore it); it is no part of the value.
-    const decoded = (bytes as Buffer).toString('utf8');
+    const decoded = bytes.toString('utf8');
     const body = decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
     let parsed: unknown;
     try {

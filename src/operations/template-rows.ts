@@ -4,7 +4,7 @@ import { templateJson } from '../domain/template.ts';
 import { contentProblems, templateProblems } from '../domain/validation.ts';
 import type { DumpTable } from '../store/dump.ts';
 import type { TemplatesTable } from '../store/schema.ts';
-import { toRow, toTemplate } from '../store/templates.ts';
+import { toRow, toTemplate } from '../store/template-columns.ts';
 import { InvalidExport } from './format.ts';
 
 // A template row of an import holds only what the API would store: its values pass the domain's schemas (the same

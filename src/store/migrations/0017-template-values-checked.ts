@@ -7,6 +7,7 @@ import type { SqlDialect } from '../dialect.ts';
 // by those pages while GET still served it. The database now refuses such values from any writer, as the API does.
 // Rows written before are not checked again (PostgreSQL's constraint is NOT VALID): the store never wrote any.
 
+// Written out rather than imported from domain/template.ts: a migration once released never changes.
 const CATEGORY = `category in ('NVIDIA', 'AMD', 'CPU')`;
 const FLAGS = ['is_public', 'is_platform', 'is_serverless'].map((flag) => `${flag} in (0, 1)`).join(' and ');
 
