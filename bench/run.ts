@@ -19,7 +19,7 @@ import { CONNECTIONS, mode, SETTINGS, SMALL, WIDE } from './settings.ts';
 
 // The ceiling serves for the whole run and is measured again just before each database's GET by id: on a shared
 // machine its figure drifts by tens of percent within minutes, so each figure's ratio is to the latest ceiling.
-const ceilingServer = await start(['--import', 'tsx', 'bench/ceiling.ts'], {}, true);
+const ceilingServer = await start(['bench/ceiling.ts'], {}, true);
 let latestCeiling = 0;
 
 async function measureCeiling(): Promise<void> {

@@ -14,7 +14,7 @@ test('npm run bench -- --smoke runs every scenario and reports figures and targe
   try {
     const output = join(dir, 'report.json');
     const root = fileURLToPath(new URL('..', import.meta.url));
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke'], {
+    const r = spawnSync(process.execPath, ['bench/run.ts', '--smoke'], {
       cwd: root,
       env: { ...process.env, BENCH_OUTPUT: output },
       encoding: 'utf8',

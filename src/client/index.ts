@@ -50,12 +50,12 @@ export class PodplateProblem extends Error {
 
 /** The service could not be reached at all (refused, unresolvable, reset). */
 export class PodplateConnectionError extends Error {
-  constructor(
-    readonly url: string,
-    cause: unknown,
-  ) {
+  readonly url: string;
+
+  constructor(url: string, cause: unknown) {
     const reason = (cause as { cause?: { message?: string } })?.cause?.message ?? (cause as Error)?.message ?? String(cause);
     super(`cannot reach ${url}: ${reason}`, { cause });
+    this.url = url;
     this.name = 'PodplateConnectionError';
   }
 }

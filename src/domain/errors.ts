@@ -11,24 +11,27 @@ export interface FieldError {
 /** A key as a JSON Pointer segment (RFC 6901): "~" becomes "~0", "/" becomes "~1". */
 export const escapePointer = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
+export type ErrorKind =
+  | 'invalid'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not-found'
+  | 'conflict'
+  | 'precondition-failed'
+  | 'idempotency-mismatch'
+  | 'quota-exceeded'
+  | 'unresolvable'
+  | 'rate-limited'
+  | 'unavailable';
+
 export class DomainError extends Error {
-  constructor(
-    readonly kind:
-      | 'invalid'
-      | 'unauthenticated'
-      | 'forbidden'
-      | 'not-found'
-      | 'conflict'
-      | 'precondition-failed'
-      | 'idempotency-mismatch'
-      | 'quota-exceeded'
-      | 'unresolvable'
-      | 'rate-limited'
-      | 'unavailable',
-    message: string,
-    readonly errors: FieldError[] = [],
-  ) {
+  readonly kind: ErrorKind;
+  readonly errors: FieldError[];
+
+  constructor(kind: ErrorKind, message: string, errors: FieldError[] = []) {
     super(message);
+    this.kind = kind;
+    this.errors = errors;
     this.name = 'DomainError';
   }
 }
@@ -41,11 +44,11 @@ export const unavailable = (detail: string) => new DomainError('unavailable', de
 
 /** Too many requests of a kind: retry after `retryAfterSeconds`. */
 export class RateLimited extends DomainError {
-  constructor(
-    detail: string,
-    readonly retryAfterSeconds: number,
-  ) {
+  readonly retryAfterSeconds: number;
+
+  constructor(detail: string, retryAfterSeconds: number) {
     super('rate-limited', detail);
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 

@@ -33,11 +33,11 @@ type Quota = keyof typeof SETTING;
 
 /** A write refused because it would take an account past one of its quotas: names the quota, its limit and the use. */
 export class QuotaExceeded extends DomainError {
-  constructor(
-    readonly quota: { name: (typeof SETTING)[Quota]; limit: number; used: number },
-    detail: string,
-  ) {
+  readonly quota: { name: (typeof SETTING)[Quota]; limit: number; used: number };
+
+  constructor(quota: { name: (typeof SETTING)[Quota]; limit: number; used: number }, detail: string) {
     super('quota-exceeded', detail);
+    this.quota = quota;
   }
 }
 

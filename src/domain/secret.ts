@@ -172,12 +172,15 @@ export function referencedNames(env: Record<string, string>): string[] {
 
 /** A template that can't be resolved for the launching account: the secrets it refers to that the account lacks. */
 export class MissingSecrets extends DomainError {
-  constructor(readonly missing: string[]) {
+  readonly missing: string[];
+
+  constructor(missing: string[]) {
     super(
       'unresolvable',
       `The launching account has no secret named ${missing.join(', ')}, which the template's env refers to; ` +
         'it must set them (PUT /v1/secrets/{name}) before launching.',
     );
+    this.missing = missing;
   }
 }
 

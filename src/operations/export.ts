@@ -24,7 +24,11 @@ export class OperationRefused extends Error {
 class LineWriter {
   private pending: string[] = [];
   private size = 0;
-  constructor(private readonly output: Writable) {}
+  private readonly output: Writable;
+
+  constructor(output: Writable) {
+    this.output = output;
+  }
 
   async line(text: string): Promise<void> {
     this.pending.push(text);

@@ -29,11 +29,11 @@ export interface EndLine {
 
 /** An export that can't be imported: what is wrong, and on which line (1-based). */
 export class InvalidExport extends Error {
-  constructor(
-    readonly line: number,
-    detail: string,
-  ) {
+  readonly line: number;
+
+  constructor(line: number, detail: string) {
     super(`line ${line}: ${detail}`);
+    this.line = line;
     this.name = 'InvalidExport';
   }
 }
@@ -41,10 +41,13 @@ export class InvalidExport extends Error {
 /** Progress for people watching a long export or import: a line at most every `everyMs`, and the last one. */
 export class Progress {
   private last = Date.now();
-  constructor(
-    private readonly say: (message: string) => void,
-    private readonly everyMs = 2000,
-  ) {}
+  private readonly say: (message: string) => void;
+  private readonly everyMs;
+
+  constructor(say: (message: string) => void, everyMs = 2000) {
+    this.say = say;
+    this.everyMs = everyMs;
+  }
 
   tick(message: () => string): void {
     const now = Date.now();

@@ -69,10 +69,13 @@ class Reader {
   private writing: Promise<void> = Promise.resolve();
   private readonly references = new References();
 
-  constructor(
-    private readonly writer: DumpWriter,
-    private readonly progress: Progress,
-  ) {}
+  private readonly writer: DumpWriter;
+  private readonly progress: Progress;
+
+  constructor(writer: DumpWriter, progress: Progress) {
+    this.writer = writer;
+    this.progress = progress;
+  }
 
   async read(input: Readable): Promise<void> {
     try {

@@ -24,11 +24,15 @@ export interface ResolvedTemplate {
  * resolve a template for a platform key; it is never logged, shown or stored in plain text.
  */
 export class AccountSecrets {
-  constructor(
-    private readonly store: Store,
-    private readonly keyring: () => Keyring,
-    private readonly quotas: Quotas = NO_QUOTAS,
-  ) {}
+  private readonly store: Store;
+  private readonly keyring: () => Keyring;
+  private readonly quotas: Quotas;
+
+  constructor(store: Store, keyring: () => Keyring, quotas: Quotas = NO_QUOTAS) {
+    this.store = store;
+    this.keyring = keyring;
+    this.quotas = quotas;
+  }
 
   /** Sets the caller's secret `name` to `value`, creating it (within the quota) or replacing its value. */
   async put(caller: Caller, name: string, value: string): Promise<{ secret: SecretRecord; created: boolean }> {

@@ -31,10 +31,13 @@ function bindingProblem(caller: Caller, template: TemplateRecord | undefined): F
 
 /** What users do with their Serverless endpoints: each use case one transaction. */
 export class Endpoints {
-  constructor(
-    private readonly store: Store,
-    private readonly quotas: Quotas = NO_QUOTAS,
-  ) {}
+  private readonly store: Store;
+  private readonly quotas: Quotas;
+
+  constructor(store: Store, quotas: Quotas = NO_QUOTAS) {
+    this.store = store;
+    this.quotas = quotas;
+  }
 
   async create(caller: Caller, input: EndpointCreate): Promise<EndpointRecord> {
     const { workersMin, workersMax } = { ...ENDPOINT_DEFAULTS, ...input };

@@ -34,10 +34,12 @@ export class Housekeeping {
   private readonly batch: number;
   private readonly mostBatches: number;
 
-  constructor(
-    private readonly store: Store,
-    private readonly options: HousekeepingOptions,
-  ) {
+  private readonly store: Store;
+  private readonly options: HousekeepingOptions;
+
+  constructor(store: Store, options: HousekeepingOptions) {
+    this.store = store;
+    this.options = options;
     this.batch = options.batch ?? 1000;
     this.mostBatches = options.mostBatches ?? 100;
   }

@@ -32,11 +32,15 @@ const unauthenticated = (detail: string) => new DomainError('unauthenticated', d
  * 429, while its valid keys go on working.
  */
 export class Keys {
-  constructor(
-    private readonly store: Store,
-    private readonly limits: Limits,
-    private readonly failuresPerMinute: number,
-  ) {}
+  private readonly store: Store;
+  private readonly limits: Limits;
+  private readonly failuresPerMinute: number;
+
+  constructor(store: Store, limits: Limits, failuresPerMinute: number) {
+    this.store = store;
+    this.limits = limits;
+    this.failuresPerMinute = failuresPerMinute;
+  }
 
   /** The caller a key stands for; unauthenticated (or rate-limited) when the key is unknown or revoked. */
   async authenticate(secret: string, address: string): Promise<Caller> {

@@ -30,7 +30,11 @@ export class Limits {
   private readonly buckets = new Map<string, Bucket>();
 
   /** Without `shared`, this process alone uses the database, and its buckets are its own. */
-  constructor(private readonly shared?: RateBucketRepository) {}
+  private readonly shared?: RateBucketRepository;
+
+  constructor(shared?: RateBucketRepository) {
+    this.shared = shared;
+  }
 
   /** Takes a token from `name`, which allows `perMinute` a minute: 0 when taken, else how many ms until one is. */
   async take(name: string, perMinute: number): Promise<number> {

@@ -17,11 +17,15 @@ const NAMED_USERS = 3;
  * transaction. The password is sealed before it reaches the store, and opened only for a platform key.
  */
 export class RegistryAuths {
-  constructor(
-    private readonly store: Store,
-    private readonly keyring: () => Keyring,
-    private readonly quotas: Quotas = NO_QUOTAS,
-  ) {}
+  private readonly store: Store;
+  private readonly keyring: () => Keyring;
+  private readonly quotas: Quotas;
+
+  constructor(store: Store, keyring: () => Keyring, quotas: Quotas = NO_QUOTAS) {
+    this.store = store;
+    this.keyring = keyring;
+    this.quotas = quotas;
+  }
 
   async create(caller: Caller, input: RegistryAuthCreate): Promise<RegistryAuthRecord> {
     const auth: RegistryAuthRecord = {

@@ -49,10 +49,10 @@ export class Registry {
   /** Accounts' own secrets, and templates resolved with them for a launch. */
   readonly accountSecrets: AccountSecrets;
 
-  constructor(
-    private readonly store: Store,
-    options: RegistryOptions = {},
-  ) {
+  private readonly store: Store;
+
+  constructor(store: Store, options: RegistryOptions = {}) {
+    this.store = store;
     this.templates = new Templates(store, options.quotas ?? NO_QUOTAS, options.history ?? KEEP_ALL);
     this.endpoints = new Endpoints(store, options.quotas ?? NO_QUOTAS);
     this.releases = new Releases(store);

@@ -23,10 +23,13 @@ export interface RotatedColumn {
 
 /** The keys that seal secrets at rest: the check that a process holds the right one, and rotation. */
 export class Secrets {
-  constructor(
-    private readonly store: Store,
-    private readonly keyring: () => Keyring,
-  ) {}
+  private readonly store: Store;
+  private readonly keyring: () => Keyring;
+
+  constructor(store: Store, keyring: () => Keyring) {
+    this.store = store;
+    this.keyring = keyring;
+  }
 
   /**
    * Fails with SecretsKeyMismatch unless this process's keys open what the database's secrets were sealed with. The

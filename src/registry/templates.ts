@@ -119,11 +119,15 @@ async function withinQuotas(tx: Transaction, accountId: string, added: { templat
 
 /** What users do with templates: each use case one transaction. */
 export class Templates {
-  constructor(
-    private readonly store: Store,
-    private readonly quotas: Quotas = NO_QUOTAS,
-    private readonly history: HistoryBounds = KEEP_ALL,
-  ) {}
+  private readonly store: Store;
+  private readonly quotas: Quotas;
+  private readonly history: HistoryBounds;
+
+  constructor(store: Store, quotas: Quotas = NO_QUOTAS, history: HistoryBounds = KEEP_ALL) {
+    this.store = store;
+    this.quotas = quotas;
+    this.history = history;
+  }
 
   create(caller: Caller, input: TemplateCreate, request?: Once<TemplateRecord>): Promise<Answer<TemplateRecord>> {
     const at = now();

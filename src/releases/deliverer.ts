@@ -36,11 +36,15 @@ export class Deliverer {
   private running: Promise<void> | undefined;
   private stopped = false;
 
-  constructor(
-    private readonly store: Store,
-    private readonly options: DelivererOptions,
-    private readonly log: FastifyBaseLogger,
-  ) {}
+  private readonly store: Store;
+  private readonly options: DelivererOptions;
+  private readonly log: FastifyBaseLogger;
+
+  constructor(store: Store, options: DelivererOptions, log: FastifyBaseLogger) {
+    this.store = store;
+    this.options = options;
+    this.log = log;
+  }
 
   start(): void {
     this.stopped = false;

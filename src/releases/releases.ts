@@ -89,7 +89,11 @@ const NEVER_TRIED: DeliveryState = { attempts: 0, lastError: null, nextAttemptAt
 
 /** What users and the platform do with releases. */
 export class Releases {
-  constructor(private readonly store: Store) {}
+  private readonly store: Store;
+
+  constructor(store: Store) {
+    this.store = store;
+  }
 
   async list(caller: Caller, endpointId: string, limit: number, before?: number): Promise<Page<ShownRelease>> {
     await endpointFor(this.store, caller, endpointId);

@@ -23,12 +23,16 @@ export class KeyFormatError extends Error {
 /** A sealed value that can't be opened: sealed under a key this keyring lacks, for another place, or altered. */
 export class SealError extends Error {
   override name = 'SealError';
+  /** The id of the key that sealed the value, when the value says. */
+  readonly keyId?: string;
+
   constructor(
     message: string,
-    /** The id of the key that sealed the value, when the value says. */
-    readonly keyId?: string,
+
+    keyId?: string,
   ) {
     super(message);
+    this.keyId = keyId;
   }
 }
 

@@ -5,7 +5,11 @@ import type { Core } from './core.ts';
 // Accounts and their API keys: one aggregate, one repository. Keys are kept as SHA-256 digests only.
 
 export class AccountRepository {
-  constructor(private readonly core: Core) {}
+  private readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
 
   /** The account named `account.name`, created if there is none; a conflict if it exists with another role. */
   async ensure(account: AccountRecord): Promise<{ id: string; role: Role }> {

@@ -13,18 +13,36 @@ const compiledQueries = new Map<string, CompiledQuery>();
  * guarded so that neither is used where it must not be (see scope.ts), and the statements compiled once.
  */
 export class Core {
+  private readonly kysely: Kysely<Tables>;
+  readonly dialect: SqlDialect;
+  /** The root store this belongs to: its transactions' scopes name it. */
+  private readonly owner: object;
+  /** The transaction this core runs in; none for the root store. */
+  private readonly scope?: Scope;
+  /** The root store's read cache, which its lookups go through; none in a transaction, which reads the database. */
+  readonly cache?: ReadCache;
+  /** A transaction's changes (as migration 0008 names them), told to the read cache once it has committed. */
+  private readonly written?: string[];
+
   constructor(
-    private readonly kysely: Kysely<Tables>,
-    readonly dialect: SqlDialect,
-    /** The root store this belongs to: its transactions' scopes name it. */
-    private readonly owner: object,
-    /** The transaction this core runs in; none for the root store. */
-    private readonly scope?: Scope,
-    /** The root store's read cache, which its lookups go through; none in a transaction, which reads the database. */
-    readonly cache?: ReadCache,
-    /** A transaction's changes (as migration 0008 names them), told to the read cache once it has committed. */
-    private readonly written?: string[],
-  ) {}
+    kysely: Kysely<Tables>,
+    dialect: SqlDialect,
+
+    owner: object,
+
+    scope?: Scope,
+
+    cache?: ReadCache,
+
+    written?: string[],
+  ) {
+    this.kysely = kysely;
+    this.dialect = dialect;
+    this.owner = owner;
+    this.scope = scope;
+    this.cache = cache;
+    this.written = written;
+  }
 
   /**
    * This process changed what `change` names (`t:<template id>`, `k:<key digest>`): its read cache forgets it at once

@@ -187,11 +187,11 @@ export function kindMismatch(kind: ColumnKind, value: unknown): string | undefin
 
 /** A row the database refused, by its place in the batch given. */
 export class RowRejected extends Error {
-  constructor(
-    readonly index: number,
-    override readonly cause: unknown,
-  ) {
-    super((cause as Error).message);
+  readonly index: number;
+
+  constructor(index: number, cause: unknown) {
+    super((cause as Error).message, { cause });
+    this.index = index;
   }
 }
 

@@ -14,7 +14,11 @@ import type { EndpointsTable, ReleasesTable } from './schema.ts';
 // Endpoints and their releases: one aggregate, one repository. Binding is a column of the template row.
 
 export class EndpointRepository {
-  constructor(private readonly core: Core) {}
+  private readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
 
   /** Binds the template and creates the endpoint, together (inside the caller's transaction). */
   async create(endpoint: EndpointRecord): Promise<void> {

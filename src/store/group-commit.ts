@@ -20,13 +20,24 @@ export class GroupCommit<DB> {
   private queue: Pending<DB>[] = [];
   private scheduled = false;
 
+  private readonly db: Kysely<DB>;
+  /** The root store whose transactions these are: their scopes name it. */
+  private readonly owner: object;
+  private readonly limitMs: number;
+  private readonly maxGroup;
+
   constructor(
-    private readonly db: Kysely<DB>,
-    /** The root store whose transactions these are: their scopes name it. */
-    private readonly owner: object,
-    private readonly limitMs: number,
-    private readonly maxGroup = 64,
-  ) {}
+    db: Kysely<DB>,
+
+    owner: object,
+    limitMs: number,
+    maxGroup = 64,
+  ) {
+    this.db = db;
+    this.owner = owner;
+    this.limitMs = limitMs;
+    this.maxGroup = maxGroup;
+  }
 
   run<T>(work: (connection: Kysely<DB>, scope: Scope) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {

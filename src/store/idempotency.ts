@@ -5,7 +5,11 @@ import type { Core } from './core.ts';
 // Responses kept for Idempotency-Keys, per account.
 
 export class IdempotencyRepository {
-  constructor(private readonly core: Core) {}
+  private readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
 
   async find(accountId: string, key: string): Promise<StoredResponse | undefined> {
     const row = await this.core.db

@@ -6,7 +6,11 @@ import type { Core } from './core.ts';
 // The transactional outbox: events written beside the change they announce, then claimed, leased and sent.
 
 export class OutboxRepository {
-  constructor(private readonly core: Core) {}
+  private readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
 
   async enqueue(event: OutboxEntry): Promise<void> {
     await this.core.db

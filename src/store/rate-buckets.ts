@@ -14,7 +14,11 @@ export interface Taken {
  * processes' clocks never matter. (In an upsert's SET, every column named is the row's value before it.)
  */
 export class RateBucketRepository {
-  constructor(private readonly core: Core) {}
+  private readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
 
   async take(bucket: string, want: number, capacity: number, perMs: number): Promise<Taken> {
     const postgres = this.core.dialect.name === 'postgres';

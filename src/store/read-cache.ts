@@ -66,7 +66,10 @@ export class ReadCache {
    */
   current: () => boolean = () => true;
 
-  constructor(readonly options: CacheOptions = { maxBytes: 0, maxKeys: 0 }) {
+  readonly options: CacheOptions;
+
+  constructor(options: CacheOptions = { maxBytes: 0, maxKeys: 0 }) {
+    this.options = options;
     const evicted = (counts: Counts) => (_value: unknown, _key: string, reason: LRUCache.DisposeReason) => {
       if (reason === 'evict') counts.evictions++;
     };

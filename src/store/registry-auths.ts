@@ -10,7 +10,11 @@ const SHOWN_COLUMNS = ['seq', 'id', 'owner_id', 'name', 'username', 'created_at'
 type ShownRow = Pick<Selectable<RegistryAuthsTable>, (typeof SHOWN_COLUMNS)[number]>;
 
 export class RegistryAuthRepository {
-  constructor(private readonly core: Core) {}
+  private readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
 
   async insert(auth: SealedRegistryAuth): Promise<void> {
     await this.core.unique(

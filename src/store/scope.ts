@@ -24,7 +24,10 @@ const opened = new Map<number, Scope>();
 export class Scope {
   readonly id = nextId++;
   open = true;
-  constructor(readonly owner: object) {
+  readonly owner: object;
+
+  constructor(owner: object) {
+    this.owner = owner;
     opened.set(this.id, this);
   }
 

@@ -39,7 +39,11 @@ export interface SealedValue {
 
 /** The sealed columns read and written generically, by name, for rotation. */
 export class SealedRepository {
-  constructor(private readonly core: Core) {}
+  private readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
 
   private get db(): Kysely<any> {
     return this.core.db as unknown as Kysely<any>;

@@ -12,7 +12,11 @@ type ShownRow = Pick<Selectable<SecretsTable>, (typeof SHOWN_COLUMNS)[number]>;
 const NAMES_PER_QUERY = 1000;
 
 export class SecretRepository {
-  constructor(private readonly core: Core) {}
+  private readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
 
   /** The owner's secret named `name`, without its value. */
   async find(ownerId: string, name: string): Promise<SecretRecord | undefined> {

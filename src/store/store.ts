@@ -1,4 +1,5 @@
-import { Kysely, Migrator, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import { AccountRepository } from './accounts.ts';
 import { type ChangeWatch, listenForChanges, watchSqliteChanges } from './changes.ts';
 import { Core } from './core.ts';
@@ -82,16 +83,29 @@ export class Store extends Repositories {
   private readonly groups?: GroupCommit<Tables>;
   private watch?: ChangeWatch;
 
+  private readonly kysely: Kysely<Tables>;
+  readonly dialect: SqlDialect;
+  private readonly options: StoreOptions;
+  /** The root's lookups go through it once `startCache` has started it; until then they read the database. */
+  private readonly cache: ReadCache;
+  /** What this store's transaction scopes name, so that its root refuses to be used inside them. */
+  private readonly identity: object;
+
   private constructor(
-    private readonly kysely: Kysely<Tables>,
-    readonly dialect: SqlDialect,
-    private readonly options: StoreOptions,
-    /** The root's lookups go through it once `startCache` has started it; until then they read the database. */
-    private readonly cache: ReadCache,
-    /** What this store's transaction scopes name, so that its root refuses to be used inside them. */
-    private readonly identity: object = {},
+    kysely: Kysely<Tables>,
+    dialect: SqlDialect,
+    options: StoreOptions,
+
+    cache: ReadCache,
+
+    identity: object = {},
   ) {
     super(new Core(kysely, dialect, identity, undefined, cache));
+    this.kysely = kysely;
+    this.dialect = dialect;
+    this.options = options;
+    this.cache = cache;
+    this.identity = identity;
     if (dialect.name === 'sqlite') this.groups = new GroupCommit(kysely, identity, options.transactionTimeoutMs);
   }
 

@@ -42,7 +42,11 @@ export class TemplateRepository {
   /** PostgreSQL: how long a search through `like` may take before the term is walked instead (see `likeWithin`). */
   searchAttemptMs = SEARCH_ATTEMPT_MS;
 
-  constructor(private readonly core: Core) {}
+  private readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
 
   async insert(template: TemplateRecord): Promise<void> {
     await this.core.unique(this.core.insertRow('insertTemplate', 'templates', toRow(template)), templateNameTaken);

@@ -4,7 +4,11 @@ import type { Core } from './core.ts';
 // Usage reports, each counted once: the record of a usageId is what makes a repeated report count nothing.
 
 export class UsageRepository {
-  constructor(private readonly core: Core) {}
+  private readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
 
   /** Records a report; false (and nothing changes) when its usageId was recorded before. */
   async insert(usage: UsageRecord): Promise<boolean> {

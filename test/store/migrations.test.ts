@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Kysely, Migrator, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
 import { Store } from '../../src/store/store.ts';

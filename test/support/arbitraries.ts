@@ -69,7 +69,11 @@ export const validUpdate = fc.record({ name, imageName, ...updatable }, { requir
 
 /** JSON text sent as it is: numbers JSON.stringify can't write (1e400 is Infinity, then null), nesting too deep to build. */
 export class RawJson {
-  constructor(readonly text: string) {}
+  readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
 }
 
 /** `value` as the JSON text of a body, with each RawJson in it written as it is. */

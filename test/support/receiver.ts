@@ -22,7 +22,11 @@ export class Receiver {
   private readonly inFlight = new Set<string>();
   private server: Server | undefined;
 
-  constructor(private readonly secret: string) {}
+  private readonly secret: string;
+
+  constructor(secret: string) {
+    this.secret = secret;
+  }
 
   /** Attempts being answered right now. */
   get holding(): number {

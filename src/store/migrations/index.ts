@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import type { SqlDialect } from '../dialect.ts';
 import * as initial from './0001-initial.ts';
 import * as history from './0002-history-releases-outbox.ts';
