@@ -2,7 +2,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { contentOf } from '../src/domain/revision.ts';
 import { templateJson } from '../src/domain/template.ts';
-import { toRow } from '../src/store/template-columns.ts';
+import { toRow } from '../src/store/templates/columns.ts';
 import { catalogueTemplate, ownerId, ownerName, ownersOf, PLATFORM_OWNERS } from './catalogue.ts';
 import { sampleTemplate } from './sample.ts';
 

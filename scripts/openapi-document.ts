@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildApp } from '../src/app.ts';
-import { Registry } from '../src/registry/registry.ts';
 import { sqliteDialect } from '../src/store/dialect.ts';
 import { Store } from '../src/store/store.ts';
+import { Podplate } from '../src/usecases/podplate.ts';
 
 const root = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 
@@ -14,7 +14,7 @@ export const TYPES_PATH = root('src/client/schema.d.ts');
 export async function openApiDocument(): Promise<Record<string, unknown>> {
   const store = Store.open(sqliteDialect(':memory:'));
   const app = await buildApp({
-    registry: new Registry(store),
+    podplate: new Podplate(store),
     config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0 },
   });
   try {

@@ -9,13 +9,16 @@ import { FieldChangeSchema, Revision, RollbackInput } from './domain/revision.ts
 import { ResolvedTemplateSchema, ResolveInput, Secret, SecretPut } from './domain/secret.ts';
 import { Template, TemplateCreate, TemplateListItem, TemplateUpdate } from './domain/template.ts';
 import { UsageReport } from './domain/usage.ts';
-import { authenticate } from './http/auth.ts';
-import { registerJsonParser } from './http/json.ts';
-import { redactingLogger } from './http/log.ts';
-import { registerMetrics } from './http/metrics.ts';
-import { registerOpenApi } from './http/openapi.ts';
-import { answerClientError, Problem, problem, registerProblemHandlers, sendProblem } from './http/problem.ts';
-import { rateLimit } from './http/rate-limit.ts';
+import { authenticate } from './http/plugins/auth.ts';
+import { registerJsonParser } from './http/plugins/json.ts';
+import { redactingLogger } from './http/plugins/log.ts';
+import { registerMetrics } from './http/plugins/metrics.ts';
+import { registerOpenApi } from './http/plugins/openapi.ts';
+import { answerClientError, Problem, problem, registerProblemHandlers, sendProblem } from './http/plugins/problem.ts';
+import { rateLimit } from './http/plugins/rate-limit.ts';
+import { refuseUnacceptableText, unreadablePathParameters } from './http/plugins/text.ts';
+import { registerUi } from './http/plugins/ui.ts';
+import { validatorCompiler } from './http/plugins/validation.ts';
 import { endpointRoutes } from './http/routes/endpoints.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { meRoutes } from './http/routes/me.ts';
@@ -23,21 +26,21 @@ import { registryAuthRoutes } from './http/routes/registry-auths.ts';
 import { secretRoutes } from './http/routes/secrets.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { NoQuery } from './http/schemas.ts';
-import { refuseUnacceptableText, unreadablePathParameters } from './http/text.ts';
-import { registerUi } from './http/ui.ts';
-import { validatorCompiler } from './http/validation.ts';
-import type { Registry } from './registry/registry.ts';
 import { Release, ReleaseProgress } from './releases/release.ts';
+import type { Podplate } from './usecases/podplate.ts';
+
+// The HTTP app, built from its parts: plugins, schemas and routes over the use cases (used by the server, tests and
+// bench).
 
 declare module 'fastify' {
   interface FastifyInstance {
-    registry: Registry;
+    podplate: Podplate;
   }
 }
 
 export interface AppOptions {
   /** The application the routes serve; HTTP reaches the data through it alone. */
-  registry: Registry;
+  podplate: Podplate;
   config: Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'> & Partial<Pick<Config, 'TRUST_PROXY'>>;
   logger?: FastifyServerOptions['logger'];
   /** Where the built web UI is (ui/dist by default); without one, / explains how to build it. */
@@ -83,7 +86,7 @@ export function trustProxy(setting = 'false'): boolean | string[] | ((address: s
 }
 
 /** The HTTP application: what the server listens with, and what tests and benchmarks inject into. */
-export async function buildApp({ registry, config, logger = false, uiDir }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ podplate, config, logger = false, uiDir }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     // Logged URLs are redacted of keys; a request the HTTP parser refuses is answered with a problem, its bytes unlogged.
     logger: redactingLogger(logger),
@@ -130,7 +133,7 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
   registerJsonParser(app);
   app.setValidatorCompiler(validatorCompiler(SHARED_SCHEMAS));
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  app.decorate('registry', registry);
+  app.decorate('podplate', podplate);
   app.decorateRequest('caller', undefined as never);
   // Once closing, every response ends its connection, the ones in flight at the signal included: no client sends its
   // next request on a connection the server is about to drop.
@@ -146,14 +149,14 @@ export async function buildApp({ registry, config, logger = false, uiDir }: AppO
 
   registerProblemHandlers(app);
   await registerOpenApi(app);
-  registerMetrics(app, registry);
+  registerMetrics(app, podplate);
   await app.register(healthRoutes);
   registerUi(app, uiDir);
 
   await app.register(
     async (api) => {
-      api.addHook('onRequest', authenticate(registry));
-      if (config.RATE_LIMIT_PER_MINUTE > 0) api.addHook('onRequest', rateLimit(registry, config.RATE_LIMIT_PER_MINUTE));
+      api.addHook('onRequest', authenticate(podplate));
+      if (config.RATE_LIMIT_PER_MINUTE > 0) api.addHook('onRequest', rateLimit(podplate, config.RATE_LIMIT_PER_MINUTE));
       api.addHook('preValidation', refuseUnacceptableText);
       // An operation without query parameters refuses any, by name, like the others refuse unknown ones.
       api.addHook('onRoute', (route) => {

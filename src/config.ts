@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { parseKey } from './secrets/keyring.ts';
+import { parseKey } from './sealing/keyring.ts';
 
 // The environment, read once at start-up and checked: a bad setting stops the start with a clear message.
 

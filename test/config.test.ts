@@ -3,13 +3,13 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { ConfigError, ConfigSchema, readConfig } from '../src/config.ts';
 
-// The environment's settings: each checked at start-up, each in the README's configuration table.
+// The environment's settings: each checked at start-up, each in the configuration table of docs/configuration.md.
 
-test('every setting is in the README configuration table, with its default', () => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+test('every setting is in the configuration table of docs/configuration.md, with its default', () => {
+  const readme = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
   for (const [name, schema] of Object.entries(ConfigSchema.properties)) {
     const row = readme.split('\n').find((line) => line.startsWith(`| \`${name}\` |`));
-    assert.ok(row, `${name} has a row in the README's configuration table`);
+    assert.ok(row, `${name} has a row in the configuration table`);
     const fallback = (schema as { default?: unknown }).default;
     if (fallback !== undefined && fallback !== '')
       assert.ok(row.includes(`\`${fallback}\``), `${name}'s row gives its default ${fallback}`);

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Kysely, sql } from 'kysely';
-import { Keyring, keyIdOf, newKeyText, parseKey } from '../src/secrets/keyring.ts';
+import { Keyring, keyIdOf, newKeyText, parseKey } from '../src/sealing/keyring.ts';
 import { dialectFor } from '../src/store/dialect.ts';
 import { type Database, forEachDialect, freshDatabase } from './support/harness.ts';
 import { call, freePort, podplate, startServer } from './support/process.ts';

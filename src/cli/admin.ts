@@ -4,29 +4,29 @@ import { parseArgs } from 'node:util';
 import { type Config, ConfigError, readConfig } from '../config.ts';
 import type { Role } from '../domain/account.ts';
 import { DomainError } from '../domain/errors.ts';
-import { backupInstall } from '../operations/backup.ts';
-import { exportInstall, OperationRefused, type TransferSummary } from '../operations/export.ts';
-import { count, InvalidExport, Progress } from '../operations/format.ts';
-import { importInstall } from '../operations/import.ts';
-import { Registry } from '../registry/registry.ts';
-import { SecretsKeyMismatch } from '../registry/secrets.ts';
-import { KeyFormatError, newKeyText } from '../secrets/keyring.ts';
-import { installKeyFile, keyFileOf, openStore, secretsKeyring, serve } from '../server.ts';
+import { installKeyFile, keyFileOf, openStore, secretsKeyring } from '../install.ts';
+import { KeyFormatError, newKeyText } from '../sealing/keyring.ts';
+import { backupInstall } from '../transfer/backup.ts';
+import { exportInstall, OperationRefused, type TransferSummary } from '../transfer/export.ts';
+import { count, InvalidExport, Progress } from '../transfer/format.ts';
+import { importInstall } from '../transfer/import.ts';
+import { Podplate } from '../usecases/podplate.ts';
+import { SealingKeyMismatch } from '../usecases/sealing.ts';
 import { UsageError } from './command.ts';
 
-// The admin commands: they reach the database through the registry, as the server does. main.ts loads this module
+// The admin commands: they reach the database through the use cases, as the server does. main.ts loads this module
 // only for them, so the client commands start without the server's dependencies.
 
 class AdminError extends Error {}
 
-/** Runs `work` on the registry over the configured database; `withKeys` gives it the secrets keys (required then). */
-async function withRegistry<T>(work: (registry: Registry) => Promise<T>, withKeys = false): Promise<T> {
+/** Runs `work` on the use cases over the configured database; `withKeys` gives it the secrets keys (required then). */
+async function withPodplate<T>(work: (podplate: Podplate) => Promise<T>, withKeys = false): Promise<T> {
   const config: Config = readConfig();
   const keyring = withKeys ? secretsKeyring(config) : undefined;
   const store = openStore(config, 2);
   try {
     await store.migrate();
-    return await work(new Registry(store, { keyring }));
+    return await work(new Podplate(store, { keyring }));
   } finally {
     await store.close();
   }
@@ -38,14 +38,14 @@ async function keys(args: string[]): Promise<void> {
     const { values } = parseArgs({ args: rest, options: { user: { type: 'string' }, role: { type: 'string', default: 'user' } } });
     if (!values.user) throw new UsageError('keys create needs --user <name>');
     if (values.role !== 'user' && values.role !== 'platform') throw new UsageError('--role is "user" or "platform"');
-    const key = await withRegistry((registry) => registry.keys.create(values.user as string, values.role as Role));
+    const key = await withPodplate((podplate) => podplate.keys.create(values.user as string, values.role as Role));
     process.stderr.write(`Created key ${key.id} for ${key.account} (${key.role}). It is shown once:\n`);
     process.stdout.write(`${key.secret}\n`);
     return;
   }
   if (action === 'list') {
     parseArgs({ args: rest, options: {} });
-    const rows = await withRegistry((registry) => registry.keys.list());
+    const rows = await withPodplate((podplate) => podplate.keys.list());
     const table = [
       ['ID', 'ACCOUNT', 'ROLE', 'PREFIX', 'CREATED', 'REVOKED'],
       ...rows.map((k) => [k.id, k.account, k.role, `${k.prefix}…`, k.createdAt, k.revokedAt ?? '-']),
@@ -64,7 +64,7 @@ async function keys(args: string[]): Promise<void> {
     const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true });
     if (positionals.length !== 1) throw new UsageError('keys revoke needs exactly one key id');
     const id = positionals[0] as string;
-    const revoked = await withRegistry((registry) => registry.keys.revoke(id));
+    const revoked = await withPodplate((podplate) => podplate.keys.revoke(id));
     if (!revoked) throw new AdminError(`no active key ${id}`);
     process.stderr.write(`Revoked key ${id}.\n`);
     return;
@@ -81,9 +81,9 @@ async function secrets(args: string[]): Promise<void> {
   }
   if (action === 'rotate') {
     parseArgs({ args: rest, options: {} });
-    const report = await withRegistry(
-      (registry) =>
-        registry.secrets.rotate((column) =>
+    const report = await withPodplate(
+      (podplate) =>
+        podplate.sealing.rotate((column) =>
           process.stderr.write(`  ${column.what}: ${column.resealed} sealed again, ${column.current} already under the key\n`),
         ),
       true,
@@ -187,9 +187,10 @@ export type AdminCommand = 'serve' | 'migrate' | 'keys' | 'secrets' | 'export' |
 /** Runs an admin command; a bad setting, a refused operation or a failed key operation is exit 1. */
 export async function admin(command: AdminCommand, args: string[]): Promise<number> {
   try {
-    if (command === 'serve') await serve();
+    // The server's code (Fastify, the routes) is loaded for serve alone.
+    if (command === 'serve') await (await import('../server.ts')).serve();
     else if (command === 'migrate') {
-      await withRegistry(async () => undefined);
+      await withPodplate(async () => undefined);
       process.stderr.write('The database schema is up to date.\n');
     } else if (command === 'secrets') await secrets(args);
     else if (command === 'export') await exportCommand(args);
@@ -207,7 +208,7 @@ export async function admin(command: AdminCommand, args: string[]): Promise<numb
       error instanceof ConfigError ||
       error instanceof DomainError ||
       error instanceof OperationRefused ||
-      error instanceof SecretsKeyMismatch ||
+      error instanceof SealingKeyMismatch ||
       error instanceof KeyFormatError
     ) {
       process.stderr.write(`podplate: ${error.message}\n`);

@@ -1,5 +1,7 @@
 import { randomFillSync } from 'node:crypto';
 
+// Ids of templates, endpoints, keys and the rest: a prefix and random Crockford base32.
+
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford's base32, lowercase: no i, l, o, u
 
 const ID_BYTES = 10;

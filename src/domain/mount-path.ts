@@ -1,3 +1,5 @@
+// Volume mount paths: what makes one acceptable.
+
 /**
  * Why `path` can't be a volume mount path, or undefined when it can. A mount path is a normalised absolute path
  * below the root: "/" then one or more segments joined by "/", none empty (no "//", no "/" at the end), none "." or

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
 
+// Names of templates, endpoints, registry auths and accounts: the characters they may hold.
+
 /** Control characters (Unicode category Cc: C0, DEL and C1) are refused wherever names or search text go. */
 export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
 

@@ -1,3 +1,5 @@
+// Pages of lists: their size bounds and the position the next page starts from.
+
 /** One page of a list, newest first. */
 export interface Page<T, P = number> {
   items: T[];
@@ -5,7 +7,7 @@ export interface Page<T, P = number> {
   next?: P;
 }
 
-/** The scopes a list of templates may be narrowed to (behaviour.md, "Scopes of the list"). */
+/** The scopes a list of templates may be narrowed to (docs/api.md, "Scopes"). */
 export const LIST_SCOPES = ['own', 'public', 'platform'] as const;
 export type ListScope = (typeof LIST_SCOPES)[number];
 

@@ -67,7 +67,7 @@ export interface RegistryAuthRecord extends RegistryAuth {
   username: string;
 }
 
-/** As stored: with the password sealed (see secrets/keyring.ts), never in plain text. */
+/** As stored: with the password sealed (see sealing/keyring.ts), never in plain text. */
 export interface SealedRegistryAuth extends RegistryAuthRecord {
   sealedPassword: string;
 }

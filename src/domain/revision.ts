@@ -1,6 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { CONTENT_FIELDS, sameValue, Template, type TemplateContent } from './template.ts';
 
+// A template's revisions: the diff between two, and how many a template keeps.
+
 /** One field that changed between two revisions. */
 export interface FieldChange {
   field: string;

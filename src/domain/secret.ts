@@ -61,7 +61,7 @@ export interface SecretRecord extends Secret {
   ownerId: string;
 }
 
-/** As stored: with the value sealed (see secrets/keyring.ts), never in plain text. */
+/** As stored: with the value sealed (see sealing/keyring.ts), never in plain text. */
 export interface SealedSecret extends SecretRecord {
   sealedValue: string;
 }

@@ -236,6 +236,8 @@ export const templateNameTaken = () =>
 /** A template as a read needs it: the facts that decide who sees it, its revision, and its representation. */
 export interface TemplateView extends VisibleFacts {
   revision: number;
+  /** The registry auth it names ("" for none): not shown to those who may not know it. */
+  registryAuthId: string;
   /** The template as the API shows it, as JSON text. */
   json: string;
 }
@@ -252,22 +254,13 @@ export function templateJson(template: Template): string {
   return JSON.stringify(shown);
 }
 
-const REGISTRY_AUTH_KEY = '"containerRegistryAuthId":"';
-
 /**
- * A template's JSON text as `templateJson` made it, with containerRegistryAuthId shown as "" — found by position,
- * not by parsing, so a read pays a search of the first few hundred characters. The key occurs once with unescaped
- * quotes (inside any string value a quote is escaped, and env, the only nested object, comes after it), and its value
- * ends at the first unescaped quote after it. Equal, byte for byte, to `templateJson` of the template with "" there.
+ * A template's JSON text as `templateJson` made it, shown with containerRegistryAuthId "" (to those who may not know
+ * which auth it names): the field set by name, the rest as it was. A template naming no auth is its text as it is.
  */
-export function withoutRegistryAuth(json: string): string {
-  const at = json.indexOf(REGISTRY_AUTH_KEY);
-  if (at < 0) throw new Error('a template representation without containerRegistryAuthId');
-  const start = at + REGISTRY_AUTH_KEY.length;
-  let end = start;
-  while (end < json.length && json[end] !== '"') end += json[end] === '\\' ? 2 : 1;
-  if (end >= json.length) throw new Error('a template representation whose containerRegistryAuthId does not end');
-  return end === start ? json : json.slice(0, start) + json.slice(end);
+export function withoutRegistryAuth(json: string, registryAuthId: string): string {
+  if (registryAuthId === '') return json;
+  return templateJson({ ...(JSON.parse(json) as Template), containerRegistryAuthId: '' });
 }
 
 /** The content of a template: everything a user chose, without identity, accounting or history. */

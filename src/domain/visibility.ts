@@ -1,6 +1,6 @@
 import type { Role } from './account.ts';
 
-// Who sees which template (behaviour.md, "Visibility, and the include flags"). One rule, applied to a single
+// Who sees which template (docs/api.md, "What a caller sees"). One rule, applied to a single
 // template here and translated to SQL by the store for lists.
 
 export interface Caller {

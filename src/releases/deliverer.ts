@@ -4,6 +4,8 @@ import type { OutboxEvent } from '../domain/outbox.ts';
 import type { Store } from '../store/store.ts';
 import { signature } from './signature.ts';
 
+// The deliverer: sends the outbox's release webhooks, signed, retried with backoff until acknowledged.
+
 export interface DelivererOptions {
   /** Where release webhooks are POSTed. */
   url: string;
@@ -97,7 +99,7 @@ export class Deliverer {
       });
       await response.body?.cancel();
       if (response.ok) {
-        await this.store.outbox.markDelivered(event.seq, lease, new Date().toISOString());
+        await this.store.transaction((tx) => tx.outbox.markDelivered(event.seq, lease, new Date().toISOString()));
         this.log.info({ eventId: event.eventId, attempts: event.attempts }, 'webhook delivered');
         return;
       }
@@ -111,8 +113,8 @@ export class Deliverer {
     }
     const next = new Date(Date.now() + backoffMs(event.attempts, this.options.retryBaseMs, this.options.retryMaxMs)).toISOString();
     this.log.warn({ eventId: event.eventId, attempts: event.attempts, error: failure, nextAttemptAt: next }, 'webhook delivery failed');
-    await this.store.outbox
-      .markFailed(event.seq, lease, failure, next)
+    await this.store
+      .transaction((tx) => tx.outbox.markFailed(event.seq, lease, failure, next))
       .catch((error) => this.log.warn({ err: error }, 'outbox: could not record a failure'));
   }
 }

@@ -7,8 +7,10 @@ import { type FieldChange, prunedUpTo } from '../domain/revision.ts';
 import type { TemplateRecord } from '../domain/template.ts';
 import { now } from '../domain/time.ts';
 import type { Caller } from '../domain/visibility.ts';
-import type { Repositories, Store, Transaction } from '../store/store.ts';
+import type { Reads, Store, Transaction } from '../store/store.ts';
 import { progressProblem, type ReleaseProgress } from './release.ts';
+
+// Releases as use cases: started inside the change of a bound template, listed, their progress reported.
 
 export const RELEASE_CREATED = 'release.created';
 
@@ -79,7 +81,7 @@ function releaseEvent(release: ReleaseRecord, endpoint: EndpointRecord, template
 }
 
 /** The endpoint, for its owner or a platform key (the orchestrator acts on every endpoint). */
-async function endpointFor(store: Repositories, caller: Caller, endpointId: string): Promise<EndpointRecord> {
+async function endpointFor(store: Reads, caller: Caller, endpointId: string): Promise<EndpointRecord> {
   const endpoint = await store.endpoints.find(endpointId);
   if (!endpoint || !mayActOn(caller, endpoint, true)) throw notFound('endpoint');
   return endpoint;

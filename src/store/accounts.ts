@@ -1,8 +1,29 @@
 import { type AccountRecord, type ApiKeyInfo, type ApiKeyRecord, type Principal, type Role, roleMismatch } from '../domain/account.ts';
 import type { AccountUsage } from '../domain/quota.ts';
-import type { Core } from './core.ts';
+import { type Core, Statement } from './core.ts';
 
 // Accounts and their API keys: one aggregate, one repository. Keys are kept as SHA-256 digests only.
+
+const FIND_PRINCIPAL = new Statement((db, digest: string) =>
+  db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select([
+      'api_keys.id as keyId',
+      'accounts.id as accountId',
+      'accounts.name as accountName',
+      'accounts.role as role',
+      'api_keys.digest as digest',
+      'api_keys.revoked_at as revokedAt',
+    ])
+    .where('api_keys.digest', '=', digest),
+);
+
+/** What the root store may do with accounts: read. Writes are a transaction's (store.ts). */
+export type AccountReads = Pick<
+  AccountRepository,
+  'nameOf' | 'findPrincipal' | 'listKeys' | 'findKey' | 'usage' | 'findByName' | 'countKeys'
+>;
 
 export class AccountRepository {
   private readonly core: Core;
@@ -43,23 +64,7 @@ export class AccountRepository {
   }
 
   private async readPrincipal(digest: string): Promise<Principal | undefined> {
-    const [row] = await this.core.precompiled<Principal>(
-      'findPrincipal',
-      (db) =>
-        db
-          .selectFrom('api_keys')
-          .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-          .select([
-            'api_keys.id as keyId',
-            'accounts.id as accountId',
-            'accounts.name as accountName',
-            'accounts.role as role',
-            'api_keys.digest as digest',
-            'api_keys.revoked_at as revokedAt',
-          ])
-          .where('api_keys.digest', '=', digest),
-      [digest],
-    );
+    const [row] = await this.core.run(FIND_PRINCIPAL, digest);
     return row;
   }
 
@@ -107,7 +112,6 @@ export class AccountRepository {
       .where('revoked_at', 'is', null)
       .returning('digest')
       .execute();
-    for (const key of revoked) this.core.wrote(`k:${key.digest}`);
     return revoked.length > 0;
   }
 

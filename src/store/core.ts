@@ -1,12 +1,69 @@
 import { type Compilable, type CompiledQuery, type Insertable, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Page } from '../domain/page.ts';
+import type { ReadCache } from './cache/read-cache.ts';
 import type { SqlDialect } from './dialect.ts';
-import type { ReadCache } from './read-cache.ts';
 import type { Tables } from './schema.ts';
-import { assertOpen, assertOutside, type Scope, TransactionMisuse } from './scope.ts';
+import { assertOpen, assertOutside, type Scope, TransactionMisuse } from './transactions/scope.ts';
 
-/** Queries compiled once per dialect (compiling costs more than a lookup by key), by name. */
-const compiledQueries = new Map<string, CompiledQuery>();
+// The core every repository runs its queries through: the guarded query builder and statements compiled once.
+
+/**
+ * A statement compiled once per dialect (compiling costs more than a lookup by key), then run with new parameters.
+ * Its SQL is bound to this value where it is made, once, at module level: no name can run another's SQL. `build` is
+ * given the parameters of the first run and must make the same SQL whatever they are; a run whose parameters don't
+ * match the compiled statement's count fails at once.
+ */
+export class Statement<R, P extends readonly unknown[]> {
+  private readonly compiled = new Map<SqlDialect['name'], CompiledQuery>();
+  private readonly build: (db: Kysely<Tables>, ...parameters: P) => Compilable<R>;
+
+  constructor(build: (db: Kysely<Tables>, ...parameters: P) => Compilable<R>) {
+    this.build = build;
+  }
+
+  /** @internal The statement for `dialect`, compiled with `parameters` the first time. */
+  compiledFor(db: Kysely<Tables>, dialect: SqlDialect['name'], parameters: P): CompiledQuery {
+    let compiled = this.compiled.get(dialect);
+    if (!compiled) {
+      compiled = this.build(db, ...parameters).compile();
+      this.compiled.set(dialect, compiled);
+    }
+    if (compiled.parameters.length !== parameters.length) {
+      throw new Error(`a statement compiled with ${compiled.parameters.length} parameters was run with ${parameters.length}`);
+    }
+    return compiled;
+  }
+}
+
+/**
+ * An insert of whole rows into `table`, compiled once per dialect: every column a parameter, its values taken from
+ * each row by column name (never by the order of the row's keys), so every row given must have the same columns.
+ */
+export class RowInsert<T extends keyof Tables> {
+  private readonly statement: Statement<unknown, unknown[]>;
+  private columns?: string[];
+
+  constructor(table: T) {
+    this.statement = new Statement((db, ...values) => {
+      const row = Object.fromEntries((this.columns as string[]).map((column, i) => [column, values[i]]));
+      return db.insertInto(table).values(row as Insertable<Tables[T]>);
+    });
+  }
+
+  /** @internal The statement and the row's values in its columns' order. */
+  valuesOf(row: Insertable<Tables[T]>): unknown[] {
+    this.columns ??= Object.keys(row);
+    const given = Object.keys(row);
+    if (given.length !== this.columns.length || given.some((column) => !(this.columns as string[]).includes(column))) {
+      throw new Error(`a row of ${given.join(', ')} given to an insert of ${this.columns.join(', ')}`);
+    }
+    return this.columns.map((column) => (row as Record<string, unknown>)[column]);
+  }
+
+  get prepared(): Statement<unknown, unknown[]> {
+    return this.statement;
+  }
+}
 
 /**
  * What every repository runs its queries through: the query builder of the root store or of one transaction,
@@ -21,8 +78,6 @@ export class Core {
   private readonly scope?: Scope;
   /** The root store's read cache, which its lookups go through; none in a transaction, which reads the database. */
   readonly cache?: ReadCache;
-  /** A transaction's changes (as migration 0008 names them), told to the read cache once it has committed. */
-  private readonly written?: string[];
 
   constructor(
     kysely: Kysely<Tables>,
@@ -33,25 +88,12 @@ export class Core {
     scope?: Scope,
 
     cache?: ReadCache,
-
-    written?: string[],
   ) {
     this.kysely = kysely;
     this.dialect = dialect;
     this.owner = owner;
     this.scope = scope;
     this.cache = cache;
-    this.written = written;
-  }
-
-  /**
-   * This process changed what `change` names (`t:<template id>`, `k:<key digest>`): its read cache forgets it at once
-   * outside a transaction, after the commit inside one, so that the writer reads its own write at once. Other
-   * processes hear of it from the database.
-   */
-  wrote(change: string): void {
-    if (this.written) this.written.push(change);
-    else this.cache?.forget(change);
   }
 
   /** The query builder, once it is certain that it may be used here. */
@@ -75,15 +117,10 @@ export class Core {
     if (!this.scope) throw new TransactionMisuse(`${what} must run inside a transaction`);
   }
 
-  /** Runs the query `build` makes, compiled once, with `parameters` in the order the query takes them. */
-  async precompiled<R>(name: string, build: (db: Kysely<Tables>) => Compilable<R>, parameters: unknown[]): Promise<R[]> {
+  /** Runs `statement` (compiled once per dialect) with `parameters`. */
+  async run<R, P extends readonly unknown[]>(statement: Statement<R, P>, ...parameters: P): Promise<R[]> {
     const db = this.db;
-    const key = `${this.dialect.name}:${name}`;
-    let compiled = compiledQueries.get(key);
-    if (!compiled) {
-      compiled = build(db).compile();
-      compiledQueries.set(key, compiled);
-    }
+    const compiled = statement.compiledFor(db, this.dialect.name, parameters);
     this.dialect.prepare?.(compiled.sql);
     // Outside a transaction, SQLite answers a read at once (see `SqlDialect.readNow`).
     const rows = this.scope ? undefined : this.dialect.readNow?.(compiled.sql, parameters);
@@ -92,18 +129,9 @@ export class Core {
     return result.rows;
   }
 
-  /** Inserts `row` into `table` with a statement compiled once per name: every row given under a name has the same columns. */
-  async insertRow<T extends keyof Tables>(name: string, table: T, row: Insertable<Tables[T]>): Promise<void> {
-    const values = Object.values(row);
-    await this.precompiled(
-      name,
-      (db) => {
-        const query = db.insertInto(table).values(row);
-        if (query.compile().parameters.length !== values.length) throw new Error(`${name}: every column must be a parameter`);
-        return query;
-      },
-      values,
-    );
+  /** Inserts `row` with `insert`, compiled once per dialect. */
+  async insertRow<T extends keyof Tables>(insert: RowInsert<T>, row: Insertable<Tables[T]>): Promise<void> {
+    await this.run(insert.prepared, ...insert.valuesOf(row));
   }
 
   /** Runs `write`; a unique violation becomes `taken()` (a domain error), anything else passes. */

@@ -15,6 +15,8 @@ import pg from 'pg';
 import { unavailable } from '../domain/errors.ts';
 import type { Tables } from './schema.ts';
 
+// What differs between SQLite and PostgreSQL, and nothing else.
+
 /** What differs between the databases Podplate runs on. Everything else is written once, in the store. */
 export interface SqlDialect {
   name: 'sqlite' | 'postgres';

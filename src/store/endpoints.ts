@@ -13,6 +13,9 @@ import type { EndpointsTable, ReleasesTable } from './schema.ts';
 
 // Endpoints and their releases: one aggregate, one repository. Binding is a column of the template row.
 
+/** What the root store may do with endpoints: read. Writes are a transaction's (store.ts). */
+export type EndpointReads = Pick<EndpointRepository, 'find' | 'list' | 'prunableReleasesSql' | 'findRelease' | 'listReleases'>;
+
 export class EndpointRepository {
   private readonly core: Core;
 
@@ -30,7 +33,6 @@ export class EndpointRepository {
       .where('endpoint_id', 'is', null)
       .executeTakeFirst();
     if (bound.numUpdatedRows === 0n) throw templateAlreadyBound();
-    this.core.wrote(`t:${endpoint.templateId}`);
     await this.core.unique(this.core.db.insertInto('endpoints').values(toEndpointRow(endpoint)).execute(), endpointNameTaken);
   }
 
@@ -75,9 +77,6 @@ export class EndpointRepository {
       .where('endpoint_id', 'is', null)
       .executeTakeFirst();
     if (bound.numUpdatedRows === 0n) throw templateAlreadyBound();
-    // Both rows' views changed (bound or not): the read cache forgets them, or this process would serve them stale.
-    this.core.wrote(`t:${from}`);
-    this.core.wrote(`t:${to}`);
   }
 
   async list(ownerId: string, limit: number, before?: number): Promise<Page<EndpointRecord>> {
@@ -100,7 +99,6 @@ export class EndpointRepository {
       .where('endpoint_id', '=', id)
       .returning('id')
       .execute();
-    for (const template of unbound) this.core.wrote(`t:${template.id}`);
     const deleted = await this.core.db.deleteFrom('endpoints').where('id', '=', id).executeTakeFirst();
     return unbound.length > 0 || deleted.numDeletedRows > 0n;
   }

@@ -1,8 +1,22 @@
 import { sql } from 'kysely';
-import type { StoredResponse } from '../domain/idempotency.ts';
 import type { Core } from './core.ts';
 
-// Responses kept for Idempotency-Keys, per account.
+// Responses kept for Idempotency-Keys, per account, and for how long.
+
+/** How long a response to an Idempotency-Key is kept for retries. */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/** The response to a request made with an Idempotency-Key, kept to answer its retries byte for byte. */
+export interface StoredResponse {
+  /** Identifies the request (method, route, parameters, body): the same key with another request is refused. */
+  requestHash: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** What the root store may do with stored responses: read. Writes are a transaction's (store.ts). */
+export type IdempotencyReads = Pick<IdempotencyRepository, 'find'>;
 
 export class IdempotencyRepository {
   private readonly core: Core;

@@ -5,6 +5,9 @@ import type { Core } from './core.ts';
 
 // The transactional outbox: events written beside the change they announce, then claimed, leased and sent.
 
+/** What the root store may do with the outbox: read. Writes are a transaction's (store.ts). */
+export type OutboxReads = Pick<OutboxRepository, 'dueSql' | 'deliveries' | 'purgeSql' | 'backlog'>;
+
 export class OutboxRepository {
   private readonly core: Core;
 

@@ -1,12 +1,17 @@
 import { sql } from 'kysely';
 import type { Core } from './core.ts';
 
+// Rate-limit token buckets that every process of an install shares: one aggregate, one repository.
+
 /** What taking tokens from a bucket gave: how many, and what the bucket holds after. */
 export interface Taken {
   granted: number;
   /** Tokens left (fractional: the bucket refills continuously). */
   tokens: number;
 }
+
+/** What the root store may do with rate buckets: nothing (taking tokens writes). Writes are a transaction's (store.ts). */
+export type RateBucketReads = Pick<RateBucketRepository, never>;
 
 /**
  * Token buckets in the database, shared by every process. One statement takes up to `want` tokens from a bucket

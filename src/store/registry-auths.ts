@@ -9,6 +9,9 @@ import type { RegistryAuthsTable } from './schema.ts';
 const SHOWN_COLUMNS = ['seq', 'id', 'owner_id', 'name', 'username', 'created_at'] as const;
 type ShownRow = Pick<Selectable<RegistryAuthsTable>, (typeof SHOWN_COLUMNS)[number]>;
 
+/** What the root store may do with registry auths: read. Writes are a transaction's (store.ts). */
+export type RegistryAuthReads = Pick<RegistryAuthRepository, 'find' | 'findSealed' | 'list'>;
+
 export class RegistryAuthRepository {
   private readonly core: Core;
 

@@ -156,7 +156,7 @@ export interface RegistryAuthsTable {
   owner_id: string;
   name: string;
   username: string;
-  /** Sealed (secrets/keyring.ts): never the password in plain text. */
+  /** Sealed (sealing/keyring.ts): never the password in plain text. */
   password: string;
   created_at: string;
 }
@@ -167,7 +167,7 @@ export interface SecretsTable {
   id: string;
   owner_id: string;
   name: string;
-  /** Sealed (secrets/keyring.ts): never the value in plain text. */
+  /** Sealed (sealing/keyring.ts): never the value in plain text. */
   value: string;
   created_at: string;
   updated_at: string;

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Core } from './core.ts';
 
-// Every column that holds sealed secrets (secrets/keyring.ts), and the generic reads and writes that rotating the key
+// Every column that holds sealed secrets (sealing/keyring.ts), and the generic reads and writes that rotating the key
 // needs. `podplate secrets rotate` seals again every value of every column listed here: a new kind of secret adds its
 // column to SEALED_COLUMNS, and nothing else.
 
@@ -36,6 +36,9 @@ export interface SealedValue {
   key: string;
   sealed: string;
 }
+
+/** What the root store may do with sealed columns: read. Writes are a transaction's (store.ts). */
+export type SealedReads = Pick<SealedRepository, 'page' | 'keyCheck'>;
 
 /** The sealed columns read and written generically, by name, for rotation. */
 export class SealedRepository {

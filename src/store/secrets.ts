@@ -11,6 +11,9 @@ type ShownRow = Pick<Selectable<SecretsTable>, (typeof SHOWN_COLUMNS)[number]>;
 /** How many names one query looks up. */
 const NAMES_PER_QUERY = 1000;
 
+/** What the root store may do with secrets: read. Writes are a transaction's (store.ts). */
+export type SecretReads = Pick<SecretRepository, 'find' | 'count' | 'findSealed' | 'list'>;
+
 export class SecretRepository {
   private readonly core: Core;
 

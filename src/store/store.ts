@@ -1,28 +1,28 @@
 import { Kysely, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
-import { AccountRepository } from './accounts.ts';
-import { type ChangeWatch, listenForChanges, watchSqliteChanges } from './changes.ts';
+import { type AccountReads, AccountRepository } from './accounts.ts';
+import { type ChangeWatch, changesWritten, listenForChanges, watchSqliteChanges } from './cache/changes.ts';
+import { type CacheFigures, type CacheOptions, ReadCache } from './cache/read-cache.ts';
 import { Core } from './core.ts';
 import type { PoolFigures, SqlDialect } from './dialect.ts';
-import { type DumpReader, type DumpWriter, heldTables, readSnapshot, writeRestore } from './dump.ts';
-import { EndpointRepository } from './endpoints.ts';
-import { GroupCommit, type GroupSizes } from './group-commit.ts';
-import { IdempotencyRepository } from './idempotency.ts';
+import { type DumpReader, type DumpWriter, heldTables, readSnapshot, writeRestore } from './dump/dump.ts';
+import { type EndpointReads, EndpointRepository } from './endpoints.ts';
+import { type IdempotencyReads, IdempotencyRepository } from './idempotency.ts';
 import { migrations } from './migrations/index.ts';
-import { OutboxRepository } from './outbox.ts';
-import { RateBucketRepository } from './rate-buckets.ts';
-import { type CacheFigures, type CacheOptions, ReadCache } from './read-cache.ts';
-import { RegistryAuthRepository } from './registry-auths.ts';
+import { type OutboxReads, OutboxRepository } from './outbox.ts';
+import { type RateBucketReads, RateBucketRepository } from './rate-buckets.ts';
+import { type RegistryAuthReads, RegistryAuthRepository } from './registry-auths.ts';
 import type { Tables } from './schema.ts';
-import { assertOutside, Scope, within, withTimeLimit } from './scope.ts';
-import { SealedRepository } from './sealed.ts';
-import { SecretRepository } from './secrets.ts';
-import { TemplateRepository } from './templates.ts';
-import { UsageRepository } from './usage.ts';
+import { type SealedReads, SealedRepository } from './sealed.ts';
+import { type SecretReads, SecretRepository } from './secrets.ts';
+import { type TemplateReads, TemplateRepository } from './templates/templates.ts';
+import { GroupCommit, type GroupSizes } from './transactions/group-commit.ts';
+import { assertOutside, Scope, within, withTimeLimit } from './transactions/scope.ts';
+import { type UsageReads, UsageRepository } from './usage.ts';
 
 // The store: one repository per aggregate, over one Kysely core, on SQLite or PostgreSQL through a SqlDialect.
 
-/** Every aggregate's repository, as the root store and each transaction have them. */
+/** Every aggregate's repository, reads and writes: what a transaction has. */
 export abstract class Repositories {
   readonly templates: TemplateRepository;
   readonly accounts: AccountRepository;
@@ -49,12 +49,33 @@ export abstract class Repositories {
   }
 }
 
+/** What the root store offers of every repository: its reads. A write exists only on a transaction. */
+export interface Reads {
+  readonly templates: TemplateReads;
+  readonly accounts: AccountReads;
+  readonly endpoints: EndpointReads;
+  readonly outbox: OutboxReads;
+  readonly idempotency: IdempotencyReads;
+  readonly usage: UsageReads;
+  readonly rateBuckets: RateBucketReads;
+  readonly registryAuths: RegistryAuthReads;
+  readonly sealed: SealedReads;
+  readonly secrets: SecretReads;
+}
+
 /**
- * One open transaction: the value handed to the code that runs in it. It has no way to open another, and while it
- * is open the root store refuses to be used from the code running in it (see scope.ts).
+ * One open transaction: the value handed to the code that runs in it, with every repository's writes. It has no way
+ * to open another, and while it is open the root store refuses to be used from the code running in it (see scope.ts).
  */
 export class Transaction extends Repositories {
   /** @internal Made by `Store.transaction` only. */
+  constructor(core: Core) {
+    super(core);
+  }
+}
+
+/** The root store's repositories: built whole, and offered as their reads alone (Reads). */
+class RootRepositories extends Repositories {
   constructor(core: Core) {
     super(core);
   }
@@ -78,7 +99,18 @@ export interface DatabaseFigures {
   cache: CacheFigures;
 }
 
-export class Store extends Repositories {
+export class Store implements Reads {
+  readonly templates: TemplateReads;
+  readonly accounts: AccountReads;
+  readonly endpoints: EndpointReads;
+  readonly outbox: OutboxReads;
+  readonly idempotency: IdempotencyReads;
+  readonly usage: UsageReads;
+  readonly rateBuckets: RateBucketReads;
+  readonly registryAuths: RegistryAuthReads;
+  readonly sealed: SealedReads;
+  readonly secrets: SecretReads;
+
   /** SQLite's one writer commits concurrent transactions together (see GroupCommit). */
   private readonly groups?: GroupCommit<Tables>;
   private watch?: ChangeWatch;
@@ -100,7 +132,18 @@ export class Store extends Repositories {
 
     identity: object = {},
   ) {
-    super(new Core(kysely, dialect, identity, undefined, cache));
+    ({
+      templates: this.templates,
+      accounts: this.accounts,
+      endpoints: this.endpoints,
+      outbox: this.outbox,
+      idempotency: this.idempotency,
+      usage: this.usage,
+      rateBuckets: this.rateBuckets,
+      registryAuths: this.registryAuths,
+      sealed: this.sealed,
+      secrets: this.secrets,
+    } = new RootRepositories(new Core(kysely, dialect, identity, undefined, cache)));
     this.kysely = kysely;
     this.dialect = dialect;
     this.options = options;
@@ -160,20 +203,29 @@ export class Store extends Repositories {
    */
   async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
     assertOutside(this.identity, 'A transaction was opened');
-    // What the transaction changed: forgotten by the read cache once it has committed (or failed: forgetting is safe).
-    const written: string[] = [];
     const open = (connection: Kysely<Tables>, scope: Scope) =>
-      work(new Transaction(new Core(connection, this.dialect, this.identity, scope, undefined, written)));
+      work(new Transaction(new Core(connection, this.dialect, this.identity, scope)));
+    // What the transaction changed is forgotten by this process's read cache once it has committed (or failed, when
+    // forgetting is harmless), as the database's triggers name it: no write of a repository has to announce itself.
+    if (this.groups) {
+      try {
+        return await this.groups.run(open);
+      } finally {
+        this.watch?.wroteHere();
+      }
+    }
+    let written: string | undefined;
     try {
-      if (this.groups) return await this.groups.run(open);
-      return await this.kysely.transaction().execute((trx) => {
+      return await this.kysely.transaction().execute(async (trx) => {
         // Open while the work runs: not while waiting for a connection, nor for the commit.
         const scope = new Scope(this.identity);
         const work = within(scope, () => open(trx, scope));
-        return withTimeLimit(work, this.options.transactionTimeoutMs, () => scope.close()).finally(() => scope.close());
+        const result = await withTimeLimit(work, this.options.transactionTimeoutMs, () => scope.close()).finally(() => scope.close());
+        written = await changesWritten(trx);
+        return result;
       });
     } finally {
-      for (const change of written) this.cache.forget(change);
+      if (written) for (const name of written.trim().split(' ')) this.cache.forget(name);
     }
   }
 

@@ -3,6 +3,9 @@ import type { Core } from './core.ts';
 
 // Usage reports, each counted once: the record of a usageId is what makes a repeated report count nothing.
 
+/** What the root store may do with usage reports: read. Writes are a transaction's (store.ts). */
+export type UsageReads = Pick<UsageRepository, 'find'>;
+
 export class UsageRepository {
   private readonly core: Core;
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { conflict, DomainError, escapePointer, forbidden, invalid, notFound } from '../../src/domain/errors.ts';
 
-// Errors name the offending field as a JSON Pointer (behaviour.md: "errors": [{ "path": "/ports/1", … }]).
+// Errors name the offending field as a JSON Pointer (docs/errors.md: "errors": [{ "path": "/ports/1", … }]).
 
 test('a key becomes a JSON Pointer segment: "~" is "~0" and "/" is "~1", "~" first so that "~1" stays two characters', () => {
   assert.equal(escapePointer('HF_HOME'), 'HF_HOME');

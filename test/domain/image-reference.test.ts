@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { imageReferenceProblem } from '../../src/domain/image-reference.ts';
 
-// behaviour.md: "a valid image reference (optional registry host[:port], lowercase repository path,
+// The image reference's rule: "a valid image reference (optional registry host[:port], lowercase repository path,
 // optional :tag ≤ 128 chars, optional @sha256: digest)".
 
 const HEX64 = '0123456789abcdef'.repeat(4);

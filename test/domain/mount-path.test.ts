@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { MOUNT_PATH_PATTERN, mountPathProblem } from '../../src/domain/mount-path.ts';
 
-// behaviour.md: volumeMountPath is a normalised absolute path below the root, ≤ 255 chars (the length is the
+// volumeMountPath is a normalised absolute path below the root, ≤ 255 chars (the length is the
 // schema's): no empty, "." or ".." segment, so "/." and "//" (which mean "/") and "/a/" are refused.
 
 const RELATIVE = 'must be an absolute path (start with "/")';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { trimName } from '../../src/domain/name.ts';
 
-// trimName runs on a request body before validation: a name is 1–255 characters *after trimming* (behaviour.md).
+// trimName runs on a request body before validation: a name is 1–255 characters *after trimming* (docs/api.md).
 
 test('a string name is trimmed of surrounding white space, inner white space kept', () => {
   const body = { name: ' \t\n my  template \r\n\u00a0\u3000', imageName: 'ubuntu' };

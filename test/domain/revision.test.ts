@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { contentOf, diffContent } from '../../src/domain/revision.ts';
 import { CONTENT_FIELDS, type Template, type TemplateContent } from '../../src/domain/template.ts';
 
-// behaviour.md: revisions are full snapshots, each with its diff against the one before; a rolling release
+// docs/api.md: revisions are full snapshots, each with its diff against the one before; a rolling release
 // records the diff too. An update that changes nothing makes no revision: its diff is empty.
 
 /** Every field a user chooses, in the order of the Template's fields. */

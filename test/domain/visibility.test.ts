@@ -3,8 +3,8 @@ import { test } from 'node:test';
 import type { Role } from '../../src/domain/account.ts';
 import { type IncludeFlags, isVisible, type VisibleFacts, visibilityFor, widestVisibility } from '../../src/domain/visibility.ts';
 
-// behaviour.md, "Visibility, and the include flags", as an oracle written from the table's words. The table is
-// silent on a bound official template; the README's table decides: "if bound, also includeEndpointBoundTemplates".
+// docs/api.md, "What a caller sees", as an oracle written from the table's words. The table is
+// silent on a bound official template; the table of docs/api.md decides: "if bound, also includeEndpointBoundTemplates".
 
 type Kind =
   | 'own unbound'
@@ -75,7 +75,7 @@ function oracle(kind: Kind, role: Role, flags: Required<IncludeFlags>): boolean 
       return false;
     case 'official public': // includePlatformTemplates=true, or the caller is a platform key
       return official;
-    case 'official public bound': // ... if bound, also includeEndpointBoundTemplates (README)
+    case 'official public bound': // ... if bound, also includeEndpointBoundTemplates (docs/api.md)
       return official && bound;
     case 'official private': // platform keys only
       return role === 'platform';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_DEPTH, MAX_MEMBERS, tooWide as tooWideBytes } from '../../src/http/json-width.ts';
+import { MAX_DEPTH, MAX_MEMBERS, tooWide as tooWideBytes } from '../../src/http/plugins/json-width.ts';
 
 // The scan that refuses junk before it is parsed: it finds the first object or array wider than MAX_MEMBERS or a
 // nesting deeper than MAX_DEPTH, names where, and is never fooled by commas, brackets or quotes inside strings.

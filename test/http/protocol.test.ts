@@ -14,7 +14,7 @@ forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect)
   test('no, malformed, unknown or revoked key: 401 with WWW-Authenticate, before the body is looked at', async () => {
     const revokedKey = await h.key('mallory');
     const [keyInfo] = (await h.store.accounts.listKeys()).filter((k) => k.account === 'mallory');
-    assert.ok(await h.store.accounts.revokeKey(keyInfo?.id as string, new Date().toISOString()));
+    assert.ok(await h.store.transaction((tx) => tx.accounts.revokeKey(keyInfo?.id as string, new Date().toISOString())));
     const cases: Record<string, string | undefined> = {
       none: undefined,
       'wrong scheme': `Basic ${alice}`,
@@ -289,7 +289,7 @@ forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect)
     const row = rows.find((k) => k.account === 'digest-check');
     assert.ok(row);
     assert.match(key, /^pp_[A-Za-z0-9_-]{43}$/);
-    const principal = await h.store.accounts.findPrincipal((await import('../../src/registry/keys.ts')).digestOf(key));
+    const principal = await h.store.accounts.findPrincipal((await import('../../src/usecases/keys.ts')).digestOf(key));
     assert.equal(principal?.accountName, 'digest-check');
     assert.notEqual(principal?.digest, key);
     assert.match(principal?.digest ?? '', /^[0-9a-f]{64}$/);

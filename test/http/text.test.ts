@@ -199,7 +199,7 @@ forEachDialect('text a request may carry', (dialect) => {
     });
     assert.equal(type.status, 415);
     assert.deepEqual(type.body.errors, [{ in: 'header', path: '/content-type', message: 'must be application/json' }]);
-    // Authentication comes first, and a malformed key is a 401 like any other key that is not one (behaviour.md).
+    // Authentication comes first, and a malformed key is a 401 like any other key that is not one (docs/api.md).
     const auth = await h.call('GET', '/v1/templates', { headers: { authorization: `Bearer ${alice}\u0000` } });
     assert.equal(auth.status, 401);
     assert.deepEqual(await everything(), before);

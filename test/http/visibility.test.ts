@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { forEachDialect, type Harness, startHarness, templateBody } from '../support/harness.ts';
 
-// behaviour.md, "Visibility, and the include flags", as an oracle written from the table itself.
+// docs/api.md, "What a caller sees", as an oracle written from the table itself.
 interface Seeded {
   id: string;
   owner: string;

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { RELEASE_STATUSES } from '../../src/domain/endpoint.ts';
 import { progressProblem, type ReleaseProgress } from '../../src/releases/release.ts';
 
-// behaviour.md, "Rolling release": platform keys report progress { status: rolling|completed|failed, workersUpdated, workersTotal }.
+// docs/api.md, "Releases and webhooks": platform keys report progress { status: rolling|completed|failed, workersUpdated, workersTotal }.
 
 const PROGRESS: ReleaseProgress[] = (['rolling', 'completed', 'failed'] as const).flatMap((status) => [
   { status, workersUpdated: 0, workersTotal: 0 },

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Kysely, sql } from 'kysely';
-import { Housekeeping } from '../../src/registry/housekeeping.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
+import { Housekeeping } from '../../src/usecases/housekeeping.ts';
 import { forEachDialect, type Harness, startHarness, templateBody } from '../support/harness.ts';
 
 // Housekeeping: delivered outbox events past their retention and responses to Idempotency-Keys past their 24 hours are
@@ -24,14 +24,16 @@ forEachDialect('housekeeping', (dialect) => {
   });
 
   const event = async (name: string, createdMsAgo: number, deliveredMsAgo?: number) => {
-    await h.store.outbox.enqueue({
-      eventId: name,
-      type: 'release.created',
-      subjectId: `rel_${name}`,
-      orderingKey: `ep_${name}`,
-      payload: '{}',
-      createdAt: at(createdMsAgo),
-    });
+    await h.store.transaction((tx) =>
+      tx.outbox.enqueue({
+        eventId: name,
+        type: 'release.created',
+        subjectId: `rel_${name}`,
+        orderingKey: `ep_${name}`,
+        payload: '{}',
+        createdAt: at(createdMsAgo),
+      }),
+    );
     if (deliveredMsAgo !== undefined)
       await sql`update outbox set delivered_at = ${at(deliveredMsAgo)} where event_id = ${name}`.execute(raw);
   };

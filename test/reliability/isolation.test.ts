@@ -5,7 +5,7 @@ import { forEachDialect, type Harness, startHarness, templateBody } from '../sup
 
 // Tenant isolation: seven accounts (two of them platform keys) with random templates; every account asks for every id and for the list with
 // all eight flag sets, and tries to change and delete every template of the others. The oracle is written from
-// behaviour.md's visibility table, apart from the service's own code.
+// the visibility table of docs/api.md, apart from the service's own code.
 
 interface Account {
   name: string;

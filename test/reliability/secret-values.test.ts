@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { newKeyText } from '../../src/secrets/keyring.ts';
+import { newKeyText } from '../../src/sealing/keyring.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { podplate, type ServerProcess, startServer } from '../support/process.ts';
 

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
-import { Registry } from '../../src/registry/registry.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { Store } from '../../src/store/store.ts';
+import { Podplate } from '../../src/usecases/podplate.ts';
 import { forEachDialect, type Harness, startHarness } from '../support/harness.ts';
 
 // Guessing keys is not free: failed authentications are counted per client address and answered 429 beyond
@@ -44,11 +44,11 @@ forEachDialect('throttling', (dialect) => {
   });
 
   test('keys that do not exist are never cached, so guesses cannot push real keys out', async () => {
-    const before = h.registry.keys.cached;
+    const before = h.podplate.keys.cached;
     for (let i = 0; i < 50; i++) await from(`10.1.0.${i}`, guess(1000 + i));
-    assert.equal(h.registry.keys.cached, before);
+    assert.equal(h.podplate.keys.cached, before);
     assert.equal((await from('10.2.0.1', `Bearer ${await h.key('newcomer')}`)).statusCode, 200);
-    assert.equal(h.registry.keys.cached, before + 1);
+    assert.equal(h.podplate.keys.cached, before + 1);
   });
 
   test('the address is the socket peer: X-Forwarded-For is not believed unless TRUST_PROXY says so', async () => {
@@ -92,10 +92,10 @@ for (const LIMIT of [40, 600])
       const key = await h.key('busy');
       const apps = [h.app];
       if (dialect === 'postgres') {
-        // A second process: its own store, registry and app over the same database.
+        // A second process: its own store, use cases and app over the same database.
         const store = Store.open(dialectFor(h.database.url));
         const app = await buildApp({
-          registry: new Registry(store),
+          podplate: new Podplate(store),
           config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: LIMIT },
         });
         second = { app, store };
@@ -127,11 +127,11 @@ forEachDialect('shared rate-limit buckets', (dialect) => {
   test('buckets idle for as long as they take to refill are forgotten, so failing addresses leave no rows', async () => {
     const h = await startHarness(dialect);
     try {
-      await h.store.rateBuckets.take('auth-failures 203.0.113.9', 1, 60, 0.001);
-      await h.store.rateBuckets.take('key key_recent', 1, 60, 0.001);
-      assert.equal(await h.store.rateBuckets.forgetIdle(60_000), 0, 'nothing idle yet');
+      await h.store.transaction((tx) => tx.rateBuckets.take('auth-failures 203.0.113.9', 1, 60, 0.001));
+      await h.store.transaction((tx) => tx.rateBuckets.take('key key_recent', 1, 60, 0.001));
+      assert.equal(await h.store.transaction((tx) => tx.rateBuckets.forgetIdle(60_000)), 0, 'nothing idle yet');
       await new Promise((resolve) => setTimeout(resolve, 30));
-      assert.equal(await h.store.rateBuckets.forgetIdle(10), 2);
+      assert.equal(await h.store.transaction((tx) => tx.rateBuckets.forgetIdle(10)), 2);
     } finally {
       await h.close();
     }

@@ -26,7 +26,7 @@ forEachDialect('store contract', (dialect) => {
       ['acc_b', 'b', 'user'],
       ['acc_p', 'p', 'platform'],
     ] as const) {
-      await store.accounts.ensure({ id, name, role, createdAt: at });
+      await store.transaction((tx) => tx.accounts.ensure({ id, name, role, createdAt: at }));
     }
   });
   after(async () => {
@@ -55,7 +55,7 @@ forEachDialect('store contract', (dialect) => {
       const raw = new Kysely<Record<string, Record<string, unknown>>>({ dialect: dialect.kysely });
       try {
         const t = record({ name: 'prepared' });
-        await one.templates.insert(t);
+        await one.transaction((tx) => tx.templates.insert(t));
         for (let i = 0; i < 3; i++) {
           assert.equal((await one.templates.findView(t.id))?.revision, 1);
           assert.equal((await one.templates.find(t.id))?.id, t.id);
@@ -84,7 +84,7 @@ forEachDialect('store contract', (dialect) => {
       runtimeInMin: 2 ** 40,
       category: 'CPU',
     });
-    await store.templates.insert(t);
+    await store.transaction((tx) => tx.templates.insert(t));
     const back = await store.templates.find(t.id);
     assert.deepEqual(back, t);
     assert.equal(JSON.stringify(back), JSON.stringify(t), 'key order too');
@@ -98,16 +98,20 @@ forEachDialect('store contract', (dialect) => {
       assert.equal(view.json, templateJson(template));
       return { template, view };
     };
-    await store.templates.insert(t);
+    await store.transaction((tx) => tx.templates.insert(t));
     assert.deepEqual((await shown()).view, {
       ownerId: 'acc_a',
       isPublic: true,
       isPlatform: false,
       bound: false,
       revision: 1,
+      registryAuthId: '',
       json: templateJson(t),
     });
-    assert.equal(await store.templates.replace({ ...t, readme: 'second', ports: ['22/tcp'], revision: 2 }, 1), true);
+    assert.equal(
+      await store.transaction((tx) => tx.templates.replace({ ...t, readme: 'second', ports: ['22/tcp'], revision: 2 }, 1)),
+      true,
+    );
     assert.equal(JSON.parse((await shown()).view.json).readme, 'second');
     await store.transaction(async (tx) => {
       assert.equal(await tx.usage.insert({ usageId: `u-${t.id}`, templateId: t.id, runtimeInMin: 7, earned: 1.5, createdAt: at }), true);
@@ -127,7 +131,7 @@ forEachDialect('store contract', (dialect) => {
 
   test('representations missing (cleared, or written around the store) are built on read and by migrate', async () => {
     const t = record({ isPublic: true, name: 'cleared' });
-    await store.templates.insert(t);
+    await store.transaction((tx) => tx.templates.insert(t));
     const raw = new Kysely<Record<string, Record<string, unknown>>>({ dialect: dialectFor(db.url).kysely });
     const bodyOf = async () =>
       (await sql<{ body: string | null }>`select body from templates where id = ${t.id}`.execute(raw)).rows[0]?.body;
@@ -139,7 +143,7 @@ forEachDialect('store contract', (dialect) => {
         limit: 1,
         search: 'cleared',
       });
-      assert.deepEqual(listed.items, [{ ownerId: 'acc_a', ownerName: 'a', json: templateJson(t) }]);
+      assert.deepEqual(listed.items, [{ ownerId: 'acc_a', registryAuthId: '', ownerName: 'a', json: templateJson(t) }]);
       assert.equal(await bodyOf(), null, 'reads do not write');
       await store.migrate();
       assert.equal(await bodyOf(), templateJson(t));
@@ -150,22 +154,28 @@ forEachDialect('store contract', (dialect) => {
 
   test('names are unique per owner, not across owners', async () => {
     const t = record({ name: 'dup' });
-    await store.templates.insert(t);
+    await store.transaction((tx) => tx.templates.insert(t));
     const taken = { name: 'DomainError', kind: 'conflict', message: 'You already have a template with this name.' };
-    await assert.rejects(store.templates.insert(record({ name: 'dup' })), taken);
-    await store.templates.insert(record({ name: 'dup', ownerId: 'acc_b' }));
+    await assert.rejects(
+      store.transaction((tx) => tx.templates.insert(record({ name: 'dup' }))),
+      taken,
+    );
+    await store.transaction((tx) => tx.templates.insert(record({ name: 'dup', ownerId: 'acc_b' })));
     const other = record({ name: 'other' });
-    await store.templates.insert(other);
-    await assert.rejects(store.templates.replace({ ...other, name: 'dup', revision: 2 }, 1), taken);
+    await store.transaction((tx) => tx.templates.insert(other));
+    await assert.rejects(
+      store.transaction((tx) => tx.templates.replace({ ...other, name: 'dup', revision: 2 }, 1)),
+      taken,
+    );
   });
 
   test('replace is conditional on the revision', async () => {
     const t = record();
-    await store.templates.insert(t);
-    assert.equal(await store.templates.replace({ ...t, readme: 'x', revision: 2 }, 1), true);
-    assert.equal(await store.templates.replace({ ...t, readme: 'y', revision: 2 }, 1), false);
+    await store.transaction((tx) => tx.templates.insert(t));
+    assert.equal(await store.transaction((tx) => tx.templates.replace({ ...t, readme: 'x', revision: 2 }, 1)), true);
+    assert.equal(await store.transaction((tx) => tx.templates.replace({ ...t, readme: 'y', revision: 2 }, 1)), false);
     assert.equal((await store.templates.find(t.id))?.readme, 'x');
-    assert.equal(await store.templates.replace({ ...t, id: 'nosuchtemplate00', revision: 2 }, 1), false);
+    assert.equal(await store.transaction((tx) => tx.templates.replace({ ...t, id: 'nosuchtemplate00', revision: 2 }, 1)), false);
   });
 
   test('a transaction that fails leaves nothing behind', async () => {
@@ -182,7 +192,7 @@ forEachDialect('store contract', (dialect) => {
 
   test('binding: one endpoint per template, bound templates cannot be deleted, unbinding on endpoint delete', async () => {
     const t = record({ isServerless: true });
-    await store.templates.insert(t);
+    await store.transaction((tx) => tx.templates.insert(t));
     const endpoint = {
       id: `ep${t.id}`,
       ownerId: 'acc_a',
@@ -204,12 +214,12 @@ forEachDialect('store contract', (dialect) => {
       },
     );
     assert.equal((await store.templates.find(t.id))?.endpointId, endpoint.id);
-    assert.equal(await store.templates.delete(t.id, 1), false, 'bound');
+    assert.equal(await store.transaction((tx) => tx.templates.delete(t.id, 1)), false, 'bound');
     assert.equal(await store.transaction((tx) => tx.endpoints.delete(endpoint.id)), true);
     assert.equal(await store.transaction((tx) => tx.endpoints.delete(endpoint.id)), false, 'gone');
     assert.equal((await store.templates.find(t.id))?.endpointId, null);
-    assert.equal(await store.templates.delete(t.id, 2), false, 'not at that revision');
-    assert.equal(await store.templates.delete(t.id, 1), true);
+    assert.equal(await store.transaction((tx) => tx.templates.delete(t.id, 2)), false, 'not at that revision');
+    assert.equal(await store.transaction((tx) => tx.templates.delete(t.id, 1)), true);
   });
 
   test('lists page by position, newest first, within the visibility', async () => {
@@ -217,7 +227,7 @@ forEachDialect('store contract', (dialect) => {
     const mine: string[] = [];
     for (let i = 0; i < 7; i++) {
       const t = record({ ownerId: owner, name: `page ${i}` });
-      await store.templates.insert(t);
+      await store.transaction((tx) => tx.templates.insert(t));
       mine.unshift(t.id);
     }
     const visibility = visibilityFor({ accountId: owner, role: 'user' }, {});
@@ -232,7 +242,9 @@ forEachDialect('store contract', (dialect) => {
   });
 
   test('keys: digests, revocation, role of the account', async () => {
-    await store.accounts.insertKey({ id: 'key_1', accountId: 'acc_a', digest: 'd'.repeat(64), prefix: 'pp_abcd', createdAt: at });
+    await store.transaction((tx) =>
+      tx.accounts.insertKey({ id: 'key_1', accountId: 'acc_a', digest: 'd'.repeat(64), prefix: 'pp_abcd', createdAt: at }),
+    );
     const principal = await store.accounts.findPrincipal('d'.repeat(64));
     assert.deepEqual(principal, {
       keyId: 'key_1',
@@ -242,10 +254,13 @@ forEachDialect('store contract', (dialect) => {
       digest: 'd'.repeat(64),
       revokedAt: null,
     });
-    assert.equal(await store.accounts.revokeKey('key_1', at), true);
-    assert.equal(await store.accounts.revokeKey('key_1', at), false);
+    assert.equal(await store.transaction((tx) => tx.accounts.revokeKey('key_1', at)), true);
+    assert.equal(await store.transaction((tx) => tx.accounts.revokeKey('key_1', at)), false);
     assert.equal((await store.accounts.findPrincipal('d'.repeat(64)))?.revokedAt, at);
     assert.equal(await store.accounts.findPrincipal('e'.repeat(64)), undefined);
-    await assert.rejects(store.accounts.ensure({ id: 'acc_x', name: 'a', role: 'platform', createdAt: at }), /has role user/);
+    await assert.rejects(
+      store.transaction((tx) => tx.accounts.ensure({ id: 'acc_x', name: 'a', role: 'platform', createdAt: at })),
+      /has role user/,
+    );
   });
 });

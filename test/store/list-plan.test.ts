@@ -6,8 +6,8 @@ import { seedTemplates } from '../../bench/seed.ts';
 import type { ListPosition } from '../../src/domain/page.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { Store } from '../../src/store/store.ts';
-import type { TemplateQuery } from '../../src/store/template-list.ts';
-import { SEARCH_ATTEMPT_MS, WALK_ROWS } from '../../src/store/templates.ts';
+import type { TemplateQuery } from '../../src/store/templates/list.ts';
+import { SEARCH_ATTEMPT_MS, WALK_ROWS } from '../../src/store/templates/templates.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { at, templateRecord } from '../support/records.ts';
 
@@ -29,7 +29,8 @@ forEachDialect('the plan of a list page', (dialect) => {
     db = await freshDatabase(dialect);
     store = Store.open(dialectFor(db.url));
     await store.migrate();
-    for (const id of ['acc_z_big', 'acc_a_others']) await store.accounts.ensure({ id, name: id, role: 'user', createdAt: at });
+    for (const id of ['acc_z_big', 'acc_a_others'])
+      await store.transaction((tx) => tx.accounts.ensure({ id, name: id, role: 'user', createdAt: at }));
     // A few of everyone else's templates, then the big account's, then many more of everyone else's (all public,
     // as the seeder writes them). With the big account's id sorting last, the order on disk says little of the
     // owner (PostgreSQL's correlation is about 0.6), as in a real registry: that is when the bad plan was chosen.
@@ -81,7 +82,7 @@ forEachDialect('the plan of a page of one scope', (dialect) => {
       ['acc_a_others', 'user'],
       ['acc_p', 'platform'],
     ] as const)
-      await store.accounts.ensure({ id, name: id, role, createdAt: at });
+      await store.transaction((tx) => tx.accounts.ensure({ id, name: id, role, createdAt: at }));
     // Official templates are few, and (public too) they stay out of the way of the public scope's pages.
     await seedTemplates(db.url, 'acc_p', TOTAL, TOTAL + 300, { platform: true });
     await seedTemplates(db.url, 'acc_a_others', 0, 500);
@@ -131,9 +132,10 @@ forEachDialect('the plan of the check for templates that use a registry auth', (
     db = await freshDatabase(dialect);
     store = Store.open(dialectFor(db.url));
     await store.migrate();
-    await store.accounts.ensure({ id: 'acc_a', name: 'acc_a', role: 'user', createdAt: at });
+    await store.transaction((tx) => tx.accounts.ensure({ id: 'acc_a', name: 'acc_a', role: 'user', createdAt: at }));
     await seedTemplates(db.url, 'acc_a', 0, 5_000);
-    for (let i = 0; i < 3; i++) await store.templates.insert(templateRecord({ containerRegistryAuthId: `auth${i}` }));
+    for (let i = 0; i < 3; i++)
+      await store.transaction((tx) => tx.templates.insert(templateRecord({ containerRegistryAuthId: `auth${i}` })));
     if (dialect === 'postgres') await sqlOn(db.url, 'analyze templates');
   });
   after(async () => {
@@ -241,11 +243,12 @@ forEachDialect('the plan of a search, chosen per term', (dialect) => {
     db = await freshDatabase(dialect);
     store = Store.open(dialectFor(db.url));
     await store.migrate();
-    for (const id of ['acc_me', 'acc_a_others']) await store.accounts.ensure({ id, name: id, role: 'user', createdAt: at });
+    for (const id of ['acc_me', 'acc_a_others'])
+      await store.transaction((tx) => tx.accounts.ensure({ id, name: id, role: 'user', createdAt: at }));
     await seedTemplates(db.url, 'acc_a_others', 0, 1_000);
     // Rare: three templates, old enough that a walk from the newest would read nearly every row to reach them.
     for (const name of ['Zebrafish tracker', 'zebrafish-v2', 'ZEBRAFISH lab']) {
-      await store.templates.insert(templateRecord({ ownerId: 'acc_a_others', name, isPublic: true }));
+      await store.transaction((tx) => tx.templates.insert(templateRecord({ ownerId: 'acc_a_others', name, isPublic: true })));
     }
     await seedTemplates(db.url, 'acc_a_others', 1_000, SEEDED);
     if (dialect === 'postgres') await sqlOn(db.url, 'analyze templates');
@@ -395,7 +398,7 @@ forEachDialect('the plan of a filtered page', (dialect) => {
       ['acc_a_others', 'user'],
       ['acc_p', 'platform'],
     ] as const)
-      await store.accounts.ensure({ id, name: id, role, createdAt: at });
+      await store.transaction((tx) => tx.accounts.ensure({ id, name: id, role, createdAt: at }));
     await seedTemplates(db.url, 'acc_a_others', 0, 500);
     await seedTemplates(db.url, 'acc_z_big', 500, 500 + OLD);
     await seedTemplates(db.url, 'acc_a_others', 500 + OLD, COMMUNITY);
@@ -558,7 +561,8 @@ forEachDialect('a walk within its row budget', (dialect) => {
     db = await freshDatabase(dialect);
     store = Store.open(dialectFor(db.url));
     await store.migrate();
-    for (const id of ['acc_me', 'acc_a_others', 'acc_bound']) await store.accounts.ensure({ id, name: id, role: 'user', createdAt: at });
+    for (const id of ['acc_me', 'acc_a_others', 'acc_bound'])
+      await store.transaction((tx) => tx.accounts.ensure({ id, name: id, role: 'user', createdAt: at }));
     await seedTemplates(db.url, 'acc_a_others', 0, 250);
     await seedTemplates(db.url, 'acc_bound', 250, 250 + BOUND);
     await seedTemplates(db.url, 'acc_a_others', 250 + BOUND, 500 + BOUND);

@@ -38,7 +38,7 @@ forEachDialect('migrations over existing data', (dialect) => {
       ];
       const store = Store.open(dialectFor(db.url));
       try {
-        for (const t of templates) await store.templates.insert(t);
+        for (const t of templates) await store.transaction((tx) => tx.templates.insert(t));
       } finally {
         await store.close();
       }

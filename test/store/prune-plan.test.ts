@@ -25,11 +25,11 @@ forEachDialect('the plans of history pruning', (dialect) => {
     db = await freshDatabase(dialect);
     store = Store.open(dialectFor(db.url));
     await store.migrate();
-    await store.accounts.ensure({ id: 'acc_a', name: 'acc_a', role: 'user', createdAt: at });
+    await store.transaction((tx) => tx.accounts.ensure({ id: 'acc_a', name: 'acc_a', role: 'user', createdAt: at }));
     templateIds = [];
     for (let i = 0; i < TEMPLATES; i++) {
       const t = templateRecord({ ownerId: 'acc_a', isServerless: true, endpointId: i < ENDPOINTS ? `ep${i}` : null });
-      await store.templates.insert(t);
+      await store.transaction((tx) => tx.templates.insert(t));
       templateIds.push(t.id);
     }
     const raw = new Kysely<any>({ dialect: dialectFor(db.url).kysely });
@@ -278,7 +278,7 @@ forEachDialect('the plans of the outbox', (dialect) => {
       );
       assert.ok(!steps.some((s) => s.startsWith('SCAN outbox')), steps.join('; '));
     }
-    const purged = await store.outbox.purgeDelivered('2026-01-05T00:00:00.000Z', 500);
+    const purged = await store.transaction((tx) => tx.outbox.purgeDelivered('2026-01-05T00:00:00.000Z', 500));
     assert.equal(purged, 500);
   });
 });

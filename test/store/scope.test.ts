@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { isKind } from '../../src/domain/errors.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
-import { TransactionMisuse } from '../../src/store/scope.ts';
 import { Store } from '../../src/store/store.ts';
+import { TransactionMisuse } from '../../src/store/transactions/scope.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { at, templateRecord } from '../support/records.ts';
 
@@ -24,7 +24,7 @@ forEachDialect('the transaction scope', (dialect) => {
     db = await freshDatabase(dialect);
     store = Store.open(dialectFor(db.url), { transactionTimeoutMs: LIMIT_MS });
     await store.migrate();
-    await store.accounts.ensure({ id: 'acc_s', name: 's', role: 'user', createdAt: at });
+    await store.transaction((tx) => tx.accounts.ensure({ id: 'acc_s', name: 's', role: 'user', createdAt: at }));
   });
   after(async () => {
     await store.close();
@@ -33,7 +33,7 @@ forEachDialect('the transaction scope', (dialect) => {
 
   test('the root store used inside a transaction fails at once, and the transaction goes on', bounded, async () => {
     const [t, u] = [record(), record()];
-    await store.templates.insert(t);
+    await store.transaction((tx) => tx.templates.insert(t));
     await store.transaction(async (tx) => {
       await tx.templates.insert(u);
       await assert.rejects(store.templates.find(t.id), TransactionMisuse);
@@ -47,7 +47,7 @@ forEachDialect('the transaction scope', (dialect) => {
 
   test('the misuse is found however the call is reached: a helper, Promise.all, then, a class method', bounded, async () => {
     const t = record();
-    await store.templates.insert(t);
+    await store.transaction((tx) => tx.templates.insert(t));
     const helper = async () => {
       await new Promise((resolve) => setImmediate(resolve));
       return store.templates.find(t.id);
@@ -103,7 +103,7 @@ forEachDialect('the transaction scope', (dialect) => {
 
   test('a transaction held past its time limit fails as unavailable, lands nothing, and writers behind it go on', bounded, async () => {
     const held = record();
-    await store.templates.insert(held);
+    await store.transaction((tx) => tx.templates.insert(held));
     let release = () => {};
     const gate = new Promise<void>((resolve) => {
       release = resolve;

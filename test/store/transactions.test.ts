@@ -4,8 +4,8 @@ import { Kysely, sql } from 'kysely';
 import { isKind } from '../../src/domain/errors.ts';
 import { type TemplateRecord, type TemplateView, templateJson } from '../../src/domain/template.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
-import { GroupCommit } from '../../src/store/group-commit.ts';
 import { Store } from '../../src/store/store.ts';
+import { GroupCommit } from '../../src/store/transactions/group-commit.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { at, templateRecord } from '../support/records.ts';
 
@@ -21,7 +21,7 @@ forEachDialect('concurrent transactions', (dialect) => {
     db = await freshDatabase(dialect);
     store = Store.open(dialectFor(db.url));
     await store.migrate();
-    await store.accounts.ensure({ id: 'acc_t', name: 't', role: 'user', createdAt: at });
+    await store.transaction((tx) => tx.accounts.ensure({ id: 'acc_t', name: 't', role: 'user', createdAt: at }));
   });
   after(async () => {
     await store.close();

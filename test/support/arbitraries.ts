@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 
-// Generators of requests for property-based tests: valid templates drawn from behaviour.md's rules, and the
+// Generators of requests for property-based tests: valid templates drawn from the rules of src/domain/template.ts, and the
 // ways a request can be wrong.
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what names may not hold

@@ -1,8 +1,8 @@
-// Values at and around every bound of behaviour.md's validation table.
+// Values at and around every bound of the template's fields (src/domain/template.ts, stated in the OpenAPI document).
 
 const s = (n: number, c = 'a') => c.repeat(n);
 
-/** [field, value, accepted?] at and around every bound of behaviour.md's validation table. */
+/** [field, value, accepted?] at and around every bound of the template's fields (src/domain/template.ts, stated in the OpenAPI document). */
 export const FIELD_CASES: [string, unknown, boolean][] = [
   ['name', 'a', true],
   ['name', s(255), true],

@@ -9,11 +9,11 @@ import { type AppOptions, buildApp } from '../../src/app.ts';
 import type { Role } from '../../src/domain/account.ts';
 import type { Quotas } from '../../src/domain/quota.ts';
 import type { HistoryBounds } from '../../src/domain/revision.ts';
-import { Registry } from '../../src/registry/registry.ts';
-import { Keyring, newKeyText } from '../../src/secrets/keyring.ts';
+import { Keyring, newKeyText } from '../../src/sealing/keyring.ts';
+import { type CacheOptions, DEFAULT_CACHE } from '../../src/store/cache/read-cache.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
-import { type CacheOptions, DEFAULT_CACHE } from '../../src/store/read-cache.ts';
 import { DEFAULT_STORE_OPTIONS, Store } from '../../src/store/store.ts';
+import { Podplate } from '../../src/usecases/podplate.ts';
 
 // Tests run against real databases: a SQLite file in a temporary folder, and PostgreSQL when
 // TEST_DATABASE_URL names one (each harness in a schema of its own, dropped afterwards).
@@ -76,7 +76,7 @@ export interface Harness {
   app: FastifyInstance;
   /** The store under the app, for tests that look at what was stored. */
   store: Store;
-  registry: Registry;
+  podplate: Podplate;
   database: Database;
   /** A new API key for `account` (created on first use). */
   key(account: string, role?: Role): Promise<string>;
@@ -123,23 +123,23 @@ export async function openHarness(database: Database, config: HarnessConfig = {}
   await store.migrate();
   // As the server does: reads go through the cache the database's changes invalidate.
   await store.startCache(`podplate-test-${process.pid}`);
-  const registry = new Registry(store, {
+  const podplate = new Podplate(store, {
     quotas,
     history,
     authFailuresPerMinute: AUTH_FAILURES_PER_MINUTE,
     keyring,
   });
   const app = await buildApp({
-    registry,
+    podplate,
     config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0, ...appConfig },
     logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
   });
   return {
     app,
     store,
-    registry,
+    podplate,
     database,
-    key: async (account, role = 'user') => (await registry.keys.create(account, role)).secret,
+    key: async (account, role = 'user') => (await podplate.keys.create(account, role)).secret,
     call: async (method, url, options = {}) => {
       const headers: Record<string, string> = { ...options.headers };
       if (options.key) headers.authorization = `Bearer ${options.key}`;

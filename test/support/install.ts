@@ -38,8 +38,8 @@ export async function populate(h: Harness): Promise<Install> {
     carol: await h.key('carol'),
     ops: await h.key('ops', 'platform'),
   };
-  const revoked = await h.registry.keys.create('bob', 'user');
-  await h.registry.keys.revoke(revoked.id);
+  const revoked = await h.podplate.keys.create('bob', 'user');
+  await h.podplate.keys.revoke(revoked.id);
   keys.revoked = revoked.secret;
 
   const templateIds: string[] = [];
@@ -98,12 +98,9 @@ export async function populate(h: Harness): Promise<Install> {
     tx.outbox.claimDue(new Date().toISOString(), new Date(Date.now() + 60_000).toISOString(), 'lease-1', 2),
   );
   assert.equal(claimed.length, 2);
-  await h.store.outbox.markDelivered((claimed[0] as { seq: number }).seq, 'lease-1', new Date().toISOString());
-  await h.store.outbox.markFailed(
-    (claimed[1] as { seq: number }).seq,
-    'lease-1',
-    'HTTP 502',
-    new Date(Date.now() + 3_600_000).toISOString(),
+  await h.store.transaction((tx) => tx.outbox.markDelivered((claimed[0] as { seq: number }).seq, 'lease-1', new Date().toISOString()));
+  await h.store.transaction((tx) =>
+    tx.outbox.markFailed((claimed[1] as { seq: number }).seq, 'lease-1', 'HTTP 502', new Date(Date.now() + 3_600_000).toISOString()),
   );
 
   // Usage, counted once per usageId.

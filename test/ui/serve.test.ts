@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../../src/app.ts';
-import { UI_CSP } from '../../src/http/ui.ts';
-import { Registry } from '../../src/registry/registry.ts';
+import { UI_CSP } from '../../src/http/plugins/ui.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { Store } from '../../src/store/store.ts';
+import { Podplate } from '../../src/usecases/podplate.ts';
 import { ensureUiBuilt } from './built.ts';
 
 // The service serves the built web UI at / (no key needed: the page asks for one), with a CSP that forbids inline
@@ -21,7 +21,7 @@ async function app(uiDir?: string) {
   );
   await store.migrate();
   const instance = await buildApp({
-    registry: new Registry(store),
+    podplate: new Podplate(store),
     config: { REQUEST_TIMEOUT_MS: 30_000, HEADERS_TIMEOUT_MS: 10_000, RATE_LIMIT_PER_MINUTE: 0 },
     uiDir: uiDir === undefined ? undefined : join(dir, uiDir),
   });

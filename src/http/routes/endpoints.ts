@@ -3,14 +3,16 @@ import { Type } from '@sinclair/typebox';
 import { Endpoint, EndpointCreate, EndpointUpdate } from '../../domain/endpoint.ts';
 import { trimName } from '../../domain/name.ts';
 import { Release, ReleaseProgress } from '../../releases/release.ts';
-import { FORBIDDEN_OR_QUOTA, problemResponses } from '../problem.ts';
+import { FORBIDDEN_OR_QUOTA, problemResponses } from '../plugins/problem.ts';
 import { IdParam, linkNext, PageQuery, pageResponse, pageStart, responseHeader } from '../schemas.ts';
+
+// Routes of /v1/endpoints and their releases.
 
 const params = IdParam('endpointId', 'endpoint');
 const tags = ['endpoints'];
 
 export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { endpoints, releases } = app.registry;
+  const { endpoints, releases } = app.podplate;
 
   app.post('/endpoints', {
     preValidation: async (request) => trimName(request.body),

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { problem, problemResponses, sendProblem } from '../problem.ts';
+import { problem, problemResponses, sendProblem } from '../plugins/problem.ts';
+
+// Routes of /healthz and /readyz.
 
 const Status = (status: string, description: string) =>
   Type.Object({ status: Type.Literal(status, { description: 'Always this value.' }) }, { description });
@@ -33,7 +35,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       try {
-        await app.registry.ready();
+        await app.podplate.ready();
         return { status: 'ready' };
       } catch (error) {
         request.log.warn({ err: error }, 'database not reachable');

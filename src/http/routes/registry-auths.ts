@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { trimName } from '../../domain/name.ts';
 import { RegistryAuth, RegistryAuthCreate, RegistryAuthCredentials, shownRegistryAuth } from '../../domain/registry-auth.ts';
-import { problemResponses, QUOTA_EXCEEDED } from '../problem.ts';
+import { problemResponses, QUOTA_EXCEEDED } from '../plugins/problem.ts';
 import { IdParam, linkNext, PageQuery, pageResponse, pageStart, responseHeader } from '../schemas.ts';
 
 // The public API's names: /containerregistryauth, and containerRegistryAuthId for the path parameter.
@@ -10,7 +10,7 @@ const params = IdParam('containerRegistryAuthId', 'container registry auth');
 const tags = ['container registry auths'];
 
 export const registryAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { registryAuths } = app.registry;
+  const { registryAuths } = app.podplate;
 
   app.post('/containerregistryauth', {
     preValidation: async (request) => trimName(request.body),

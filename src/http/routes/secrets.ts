@@ -1,13 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ResolvedTemplateSchema, ResolveInput, Secret, SecretNameParam, SecretPut, shownSecret } from '../../domain/secret.ts';
-import { problemResponses, QUOTA_EXCEEDED } from '../problem.ts';
+import { problemResponses, QUOTA_EXCEEDED } from '../plugins/problem.ts';
 import { IdParam, linkNext, PageQuery, pageResponse, pageStart, responseHeader } from '../schemas.ts';
+
+// Routes of /v1/secrets (the accounts' own secrets) and of a template resolved for a launch.
 
 const tags = ['secrets'];
 
 export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { accountSecrets } = app.registry;
+  const { secrets } = app.podplate;
 
   app.put('/secrets/:name', {
     schema: {
@@ -30,7 +32,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     handler: async (request, reply) => {
-      const { secret, created } = await accountSecrets.put(request.caller, request.params.name, request.body.value);
+      const { secret, created } = await secrets.put(request.caller, request.params.name, request.body.value);
       if (created) reply.code(201).header('location', `/v1/secrets/${secret.name}`);
       return reply.send(shownSecret(secret));
     },
@@ -50,7 +52,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     handler: async (request, reply) => {
-      const page = await accountSecrets.list(request.caller, request.query.limit ?? 100, pageStart(request.query.cursor));
+      const page = await secrets.list(request.caller, request.query.limit ?? 100, pageStart(request.query.cursor));
       linkNext(request, reply, page.next);
       return page.items.map(shownSecret);
     },
@@ -67,7 +69,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 404, 429, 503) },
     },
     handler: async (request, reply) => {
-      await accountSecrets.delete(request.caller, request.params.name);
+      await secrets.delete(request.caller, request.params.name);
       return reply.code(204).send(null);
     },
   });
@@ -92,7 +94,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request, reply) => {
       const { templateId } = request.params;
-      const resolved = await accountSecrets.resolve(request.caller, templateId, request.body.account, request.body.revision);
+      const resolved = await secrets.resolve(request.caller, templateId, request.body.account, request.body.revision);
       // Who resolved what for whom, never a value.
       request.log.info({ templateId, account: request.body.account, keyId: request.caller.keyId }, 'template resolved');
       return reply.header('cache-control', 'no-store').send(resolved);

@@ -6,9 +6,9 @@ import { trimName } from '../../domain/name.ts';
 import { Revision, RollbackInput } from '../../domain/revision.ts';
 import { Template, TemplateCreate, TemplateListItem, type TemplateRecord, TemplateUpdate } from '../../domain/template.ts';
 import { UsageReport } from '../../domain/usage.ts';
-import { etagOf, preconditionFrom } from '../conditional.ts';
-import { idempotencyOf, sendAnswer } from '../idempotency.ts';
-import { FORBIDDEN_OR_QUOTA, problemResponses } from '../problem.ts';
+import { etagOf, preconditionFrom } from '../plugins/conditional.ts';
+import { idempotencyOf, sendAnswer } from '../plugins/idempotency.ts';
+import { FORBIDDEN_OR_QUOTA, problemResponses } from '../plugins/problem.ts';
 import {
   IdParam,
   IncludeQuery,
@@ -20,6 +20,8 @@ import {
   responseHeader,
   TemplateListQuery,
 } from '../schemas.ts';
+
+// Routes of /v1/templates: create, read, list, update, delete, revisions, rollback, usage.
 
 const params = IdParam('templateId', 'template');
 const tags = ['templates'];
@@ -79,7 +81,7 @@ const created = (template: TemplateRecord) => ({
 });
 
 export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { templates } = app.registry;
+  const { templates } = app.podplate;
   const trimBody = async (request: { body: unknown }) => trimName(request.body);
 
   app.post('/templates', {

@@ -1,6 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { SqlDialect } from '../dialect.ts';
 
+// Accounts, API keys and templates.
+
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   const timestamp = dialect.timestampType;
   await db.schema

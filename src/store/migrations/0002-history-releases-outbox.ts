@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { SqlDialect } from '../dialect.ts';
 
+// Revisions, endpoints, releases, the outbox, idempotent responses and usage reports.
+
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   const timestamp = dialect.timestampType;
 

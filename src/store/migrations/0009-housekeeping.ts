@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 
-// Housekeeping: delivered outbox rows are purged after a retention (registry/housekeeping.ts), and the outbox's
+// Housekeeping: delivered outbox rows are purged after a retention (usecases/housekeeping.ts), and the outbox's
 // queries read only what they need. Pending events are found by partial indexes that hold the undelivered rows alone,
 // so a table of a million delivered rows costs the deliverer nothing; the purge finds old deliveries by their own
 // index. The index over every row that the pending ones replace is dropped. Unbinding (`where endpoint_id = ?`) reads

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { SqlDialect } from '../dialect.ts';
 
-// Each account's secrets, their values sealed (secrets/keyring.ts), named like env variables, unique per account.
+// Each account's secrets, their values sealed (sealing/keyring.ts), named like env variables, unique per account.
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   await db.schema
     .createTable('secrets')

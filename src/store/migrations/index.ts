@@ -18,6 +18,9 @@ import * as usagePerStatement from './0014-usage-per-statement.ts';
 import * as searchFollows from './0015-search-follows-columns.ts';
 import * as finalSigma from './0016-search-final-sigma.ts';
 import * as valuesChecked from './0017-template-values-checked.ts';
+import * as changesTold from './0018-changes-told-to-the-writer.ts';
+
+// Every migration, in order.
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> };
 
@@ -40,6 +43,7 @@ const ordered: [string, DialectMigration][] = [
   ['0015-search-follows-columns', searchFollows],
   ['0016-search-final-sigma', finalSigma],
   ['0017-template-values-checked', valuesChecked],
+  ['0018-changes-told-to-the-writer', changesTold],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {

@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { invalid } from '../../domain/errors.ts';
+import type { Answer, Once, StoredResponse } from '../../usecases/idempotency.ts';
+
+// The HTTP side of Idempotency-Key (as in the IETF draft): which request a key names, and how its answer is sent.
+// The use case keeps the response in the transaction of the write (usecases/idempotency.ts).
+
+const KEY = /^[\x20-\x7e]{1,255}$/;
+
+/** What a write answers with: a body to serialize and its headers. */
+export interface Outcome {
+  payload: unknown;
+  headers: Record<string, string>;
+}
+
+/** The request's Idempotency-Key, if it has one: the write is then done once, and answered as `outcome` says. */
+export function idempotencyOf<T>(request: FastifyRequest, reply: FastifyReply, outcome: (result: T) => Outcome): Once<T> | undefined {
+  const key = request.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || !KEY.test(key)) {
+    throw invalid('Idempotency-Key must be 1 to 255 printable ASCII characters.', [
+      { in: 'header', path: '/idempotency-key', message: 'must be 1 to 255 printable ASCII characters' },
+    ]);
+  }
+  const requestHash = createHash('sha256')
+    .update(`${request.method} ${request.routeOptions.url} ${JSON.stringify(request.params)}\n${JSON.stringify(request.body)}`)
+    .digest('hex');
+  return {
+    key,
+    requestHash,
+    respond: (result) => {
+      const { payload, headers } = outcome(result);
+      return { status: 200, headers, body: reply.serializeInput(payload as Record<string, unknown>, '200', 'application/json') as string };
+    },
+  };
+}
+
+const sendStored = (reply: FastifyReply, stored: StoredResponse) =>
+  reply.code(stored.status).headers(stored.headers).type('application/json; charset=utf-8').send(stored.body);
+
+/** Sends what a write answered: a response kept for its key (replayed, or first made), or its result. */
+export function sendAnswer<T>(reply: FastifyReply, answer: Answer<T>, outcome: (result: T) => Outcome): FastifyReply {
+  if ('replay' in answer) return sendStored(reply.header('idempotent-replayed', 'true'), answer.replay);
+  if (answer.response) return sendStored(reply, answer.response);
+  const { payload, headers } = outcome(answer.result);
+  return reply.headers(headers).send(payload);
+}
