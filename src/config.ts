@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { secretBytes } from './releases/signature.ts';
 import { parseKey } from './sealing/keyring.ts';
 
 // The environment, read once at start-up and checked: a bad setting stops the start with a clear message.
@@ -72,6 +73,18 @@ export const ConfigSchema = Type.Object({
     'Releases an endpoint keeps: older ones, once finished and announced, are deleted by the change that passes it. 0 keeps all.',
   ),
   QUOTA_SECRETS_PER_ACCOUNT: integer(1000, 0, 100_000_000, 'Secrets one account may have; 0 turns the quota off.'),
+  QUOTA_HISTORY_BYTES_PER_ACCOUNT: integer(
+    2 * 1024 ** 3,
+    0,
+    2 ** 50,
+    "Bytes of history one account may keep: its templates' revisions, its endpoints' releases and webhooks not yet delivered; 0 turns the quota off.",
+  ),
+  QUOTA_IDEMPOTENCY_KEYS_PER_ACCOUNT: integer(
+    100_000,
+    0,
+    100_000_000,
+    'Responses kept for Idempotency-Keys (each 24 hours) one account may have; 0 turns the quota off.',
+  ),
   AUTH_FAILURES_PER_MINUTE: integer(
     60,
     0,
@@ -88,7 +101,10 @@ export const ConfigSchema = Type.Object({
     Type.String({ pattern: '^https?://.+', description: 'Where release webhooks are POSTed; unset, releases wait in the outbox.' }),
   ),
   RELEASE_WEBHOOK_SECRET: Type.Optional(
-    Type.String({ minLength: 16, description: 'The signing secret: "whsec_<base64>" or any string of 16 characters or more.' }),
+    Type.String({
+      minLength: 16,
+      description: 'The signing secret: "whsec_<base64 of a key of 16 bytes or more>", or any text of 16 bytes or more.',
+    }),
   ),
   RELEASE_WEBHOOK_TIMEOUT_MS: integer(5000, 100, 60_000, 'A receiver that has not answered within this time has failed the attempt.'),
   RELEASE_RETRY_BASE_MS: integer(
@@ -137,6 +153,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const checked = config as Config;
   if (checked.RELEASE_WEBHOOK_URL && !checked.RELEASE_WEBHOOK_SECRET) {
     throw new ConfigError('RELEASE_WEBHOOK_SECRET must be set when RELEASE_WEBHOOK_URL is: every webhook is signed.');
+  }
+  if (checked.RELEASE_WEBHOOK_SECRET !== undefined) {
+    try {
+      secretBytes(checked.RELEASE_WEBHOOK_SECRET);
+    } catch (error) {
+      throw new ConfigError(`RELEASE_WEBHOOK_SECRET ${(error as Error).message}: make one with \`openssl rand -base64 32\`.`);
+    }
   }
   for (const name of ['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS'] as const) {
     const value = checked[name];

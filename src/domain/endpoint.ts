@@ -132,6 +132,8 @@ export interface ReleaseRecord {
   workersTotal: number;
   createdAt: string;
   updatedAt: string;
+  /** A rebind's release: the template the endpoint ran before (its values are in the diff's `from`); else null. */
+  previousTemplateId: string | null;
 }
 
 /** How far the webhook announcing a release has got. */

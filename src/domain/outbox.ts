@@ -8,6 +8,8 @@ export interface OutboxEntry {
   subjectId: string;
   /** Events with one ordering key (an endpoint) are delivered one after another, in the order written. */
   orderingKey: string;
+  /** The account the event is for: delivery takes accounts in turn, and its payload counts against it. */
+  accountId: string;
   payload: string;
   createdAt: string;
 }

@@ -1,8 +1,9 @@
 import { DomainError } from './errors.ts';
 import type { TemplateContent } from './template.ts';
 
-// Quotas per account: how many templates, how many bytes of them, how many endpoints, registry auths and secrets.
-// 0 (or, for secrets, absent) turns one off.
+// Quotas per account: how many templates and bytes of them, how many bytes of their history, how many endpoints,
+// registry auths, secrets and kept responses to Idempotency-Keys. 0 (or absent, for the optional ones) turns one off.
+// Together they bound everything an account's requests make the server keep (docs/reliability.md, "Bounds").
 
 export interface Quotas {
   templates: number;
@@ -10,14 +11,20 @@ export interface Quotas {
   endpoints: number;
   registryAuths: number;
   secrets?: number;
+  /** Bytes of revisions, releases and undelivered webhook payloads. */
+  historyBytes?: number;
+  /** Responses kept for Idempotency-Keys (each kept 24 hours). */
+  storedResponses?: number;
 }
 
-/** What an account holds (kept by the database itself, see store migrations 0005 and 0012). */
+/** What an account holds (kept by the database itself, see store migrations 0005, 0012 and 0019). */
 export interface AccountUsage {
   templates: number;
   templateBytes: number;
   endpoints: number;
   registryAuths: number;
+  historyBytes: number;
+  storedResponses: number;
 }
 
 export const NO_QUOTAS: Quotas = { templates: 0, bytes: 0, endpoints: 0, registryAuths: 0 };
@@ -28,6 +35,8 @@ const SETTING = {
   endpoints: 'QUOTA_ENDPOINTS_PER_ACCOUNT',
   registryAuths: 'QUOTA_REGISTRY_AUTHS_PER_ACCOUNT',
   secrets: 'QUOTA_SECRETS_PER_ACCOUNT',
+  historyBytes: 'QUOTA_HISTORY_BYTES_PER_ACCOUNT',
+  storedResponses: 'QUOTA_IDEMPOTENCY_KEYS_PER_ACCOUNT',
 } as const;
 type Quota = keyof typeof SETTING;
 
@@ -94,6 +103,17 @@ export function quotaExceeded(after: AccountUsage, added: Partial<AccountUsage>,
       `This account has ${n(used)} endpoints; an account may have at most ${n(quotas.endpoints)}. Delete one to make room.`,
     );
   }
+  const history = added.historyBytes ?? 0;
+  const historyLimit = quotas.historyBytes ?? 0;
+  if (historyLimit > 0 && history > 0 && after.historyBytes > historyLimit) {
+    const used = after.historyBytes - history;
+    return new QuotaExceeded(
+      { name: SETTING.historyBytes, limit: historyLimit, used },
+      `This account's history (revisions, releases and webhooks not yet delivered) takes ${n(used)} bytes and this ` +
+        `would add ${n(history)}; an account may keep at most ${n(historyLimit)}. Delete templates you no longer need ` +
+        '(their history goes with them), or change large templates less often.',
+    );
+  }
   const registryAuths = added.registryAuths ?? 0;
   if (quotas.registryAuths > 0 && registryAuths > 0 && after.registryAuths > quotas.registryAuths) {
     const used = after.registryAuths - registryAuths;
@@ -103,6 +123,33 @@ export function quotaExceeded(after: AccountUsage, added: Partial<AccountUsage>,
     );
   }
   return undefined;
+}
+
+/** What a write added to an account's holdings: its use after, less its use before. */
+export function usageAdded(before: AccountUsage, after: AccountUsage): AccountUsage {
+  return {
+    templates: after.templates - before.templates,
+    templateBytes: after.templateBytes - before.templateBytes,
+    endpoints: after.endpoints - before.endpoints,
+    registryAuths: after.registryAuths - before.registryAuths,
+    historyBytes: after.historyBytes - before.historyBytes,
+    storedResponses: after.storedResponses - before.storedResponses,
+  };
+}
+
+/** Whether any quota that a template or endpoint write can pass is on: only then is the use read. */
+export const quotasOn = (quotas: Quotas): boolean =>
+  quotas.templates > 0 || quotas.bytes > 0 || quotas.endpoints > 0 || (quotas.historyBytes ?? 0) > 0;
+
+/** A new kept response refused when the account has `used` already (after the write, the one it adds included). */
+export function storedResponsesExceeded(usedAfter: number, quotas: Quotas): QuotaExceeded | undefined {
+  const limit = quotas.storedResponses ?? 0;
+  if (limit === 0 || usedAfter <= limit) return undefined;
+  return new QuotaExceeded(
+    { name: SETTING.storedResponses, limit, used: usedAfter - 1 },
+    `This account has ${n(usedAfter - 1)} responses kept for Idempotency-Keys of the last 24 hours; an account may have at ` +
+      `most ${n(limit)}. Retry without an Idempotency-Key, or once older keys have expired.`,
+  );
 }
 
 /** A new secret refused when the account has `used` already and may have at most `quotas.secrets`. */

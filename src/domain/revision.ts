@@ -51,6 +51,9 @@ export const contentOf = (t: TemplateContent): TemplateContent =>
 
 const anyJson = Type.Unsafe<unknown>({ description: 'A value of the field.' });
 
+/** A diff whose `from` values were another template's, once that template is deleted: which fields changed, and to what. */
+export const forgettingFrom = (diff: FieldChange[]): FieldChange[] => diff.map(({ field, to }) => ({ field, from: null, to }));
+
 export const FieldChangeSchema = Type.Object(
   {
     field: Type.String({ description: 'The name of the field.' }),

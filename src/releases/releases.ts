@@ -29,7 +29,10 @@ export async function startRelease(
   template: TemplateRecord,
   diff: FieldChange[],
   at: string,
-  releasesKept = 0,
+  /** How many releases the endpoint keeps (RELEASES_KEPT_PER_ENDPOINT; 0 keeps all): every release counts. */
+  releasesKept: number,
+  /** A rebind: the template the endpoint ran until now, whose values the diff's `from` shows. */
+  previousTemplateId: string | null = null,
 ): Promise<ReleaseRecord | undefined> {
   if (template.endpointId === null) return undefined;
   const endpoint = await tx.endpoints.find(template.endpointId);
@@ -46,6 +49,7 @@ export async function startRelease(
     workersTotal: 0,
     createdAt: at,
     updatedAt: at,
+    previousTemplateId,
   };
   await tx.endpoints.insertRelease(release);
   await tx.outbox.enqueue({
@@ -53,6 +57,7 @@ export async function startRelease(
     type: RELEASE_CREATED,
     subjectId: release.id,
     orderingKey: endpoint.id,
+    accountId: endpoint.ownerId,
     payload: JSON.stringify(releaseEvent(release, endpoint, template)),
     createdAt: at,
   });

@@ -119,7 +119,7 @@ export class AccountRepository {
   async usage(accountId: string): Promise<AccountUsage> {
     const row = await this.core.db
       .selectFrom('account_usage')
-      .select(['templates', 'template_bytes', 'endpoints', 'registry_auths'])
+      .select(['templates', 'template_bytes', 'endpoints', 'registry_auths', 'history_bytes', 'stored_responses'])
       .where('account_id', '=', accountId)
       .executeTakeFirst();
     return {
@@ -127,6 +127,8 @@ export class AccountRepository {
       templateBytes: Number(row?.template_bytes ?? 0),
       endpoints: Number(row?.endpoints ?? 0),
       registryAuths: Number(row?.registry_auths ?? 0),
+      historyBytes: Number(row?.history_bytes ?? 0),
+      storedResponses: Number(row?.stored_responses ?? 0),
     };
   }
 

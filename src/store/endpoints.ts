@@ -89,9 +89,13 @@ export class EndpointRepository {
     return page(rows, limit, (row) => row.seq, toEndpoint);
   }
 
-  /** Deletes the endpoint and unbinds its template, together (inside the caller's transaction); false when it is gone. */
+  /**
+   * Deletes the endpoint and unbinds its template, together (inside the caller's transaction), with its releases and
+   * their events, delivered or not; false when it is gone.
+   */
   async delete(id: string): Promise<boolean> {
     this.core.requireTransaction('Deleting an endpoint');
+    await this.core.db.deleteFrom('outbox').where('ordering_key', '=', id).execute();
     // The template row first, then the endpoint's: the order every writer of both takes, so none deadlock.
     const unbound = await this.core.db
       .updateTable('templates')
@@ -133,14 +137,15 @@ export class EndpointRepository {
         workers_total: release.workersTotal,
         created_at: release.createdAt,
         updated_at: release.updatedAt,
+        previous_template_id: release.previousTemplateId,
       })
       .execute();
   }
 
   /**
-   * Deletes the endpoint's releases of version `upTo` and below that are finished and whose webhook was delivered, with
-   * their delivered outbox events; at most `limit` of them (each change adds one release, so one prune a change keeps
-   * up, and a backlog left by an undelivered webhook goes `limit` at a time once it is delivered). Read down the
+   * Deletes the endpoint's finished releases of version `upTo` and below, with their outbox events, delivered or not
+   * (the kept releases are the newest, whatever made them; an event that was never delivered is announced by its
+   * successors); at most `limit` of them, which a change's one new release keeps up with. Read down the
    * (endpoint_id, version) key and outbox_subject.
    */
   async pruneReleases(endpointId: string, upTo: number, limit: number): Promise<void> {
@@ -164,9 +169,6 @@ export class EndpointRepository {
       .where('r.endpoint_id', '=', endpointId)
       .where('r.version', '<=', upTo)
       .where('r.status', 'in', FINISHED_STATUSES)
-      .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('outbox as o').select('o.seq').whereRef('o.subject_id', '=', 'r.id').where('o.delivered_at', 'is', null))),
-      )
       .orderBy('r.version')
       .limit(limit);
   }
@@ -251,5 +253,6 @@ function toRelease(row: Selectable<ReleasesTable>): ReleaseRecord {
     workersTotal: row.workers_total,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    previousTemplateId: row.previous_template_id,
   };
 }

@@ -12,7 +12,12 @@ export interface StoredResponse {
   requestHash: string;
   status: number;
   headers: Record<string, string>;
+  /** The whole body for rows kept before migration 0019; '' when `answer` names what it was. */
   body: string;
+  /** A reference to what the write answered with, from which the body is made again; null for older rows. */
+  answer: string | null;
+  /** The body's SHA-256 (base64url): a body made again must be this one. */
+  bodyDigest: string | null;
 }
 
 /** What the root store may do with stored responses: read. Writes are a transaction's (store.ts). */
@@ -28,11 +33,20 @@ export class IdempotencyRepository {
   async find(accountId: string, key: string): Promise<StoredResponse | undefined> {
     const row = await this.core.db
       .selectFrom('idempotency_keys')
-      .select(['request_hash', 'status', 'headers', 'body'])
+      .select(['request_hash', 'status', 'headers', 'body', 'answer', 'body_digest'])
       .where('account_id', '=', accountId)
       .where('key', '=', key)
       .executeTakeFirst();
-    return row && { requestHash: row.request_hash, status: row.status, headers: JSON.parse(row.headers), body: row.body };
+    return (
+      row && {
+        requestHash: row.request_hash,
+        status: row.status,
+        headers: JSON.parse(row.headers),
+        body: row.body,
+        answer: row.answer,
+        bodyDigest: row.body_digest,
+      }
+    );
   }
 
   async insert(accountId: string, key: string, response: StoredResponse, at: string): Promise<void> {
@@ -45,6 +59,8 @@ export class IdempotencyRepository {
         status: response.status,
         headers: JSON.stringify(response.headers),
         body: response.body,
+        answer: response.answer,
+        body_digest: response.bodyDigest,
         created_at: at,
       })
       .execute();

@@ -23,6 +23,7 @@ export class OutboxRepository {
         type: event.type,
         subject_id: event.subjectId,
         ordering_key: event.orderingKey,
+        account_id: event.accountId,
         payload: event.payload,
         created_at: event.createdAt,
         next_attempt_at: event.createdAt,
@@ -32,18 +33,20 @@ export class OutboxRepository {
 
   /**
    * Takes up to `limit` events that are due, not held by another deliverer, and first in line for their ordering
-   * key (no older event with that key is still undelivered), and holds them until `leaseUntil` under `leaseToken`.
-   * On PostgreSQL, rows that another process is claiming at this moment are skipped.
+   * key (no older event with that key is still undelivered), the accounts taking turns (each account's oldest first,
+   * then each one's second …), and holds them until `leaseUntil` under `leaseToken`. A row another deliverer leased
+   * meanwhile is not taken again: the update asks anew that it be free.
    */
   async claimDue(now: string, leaseUntil: string, leaseToken: string, limit: number): Promise<OutboxEvent[]> {
     this.core.requireTransaction('Claiming events');
-    const due = this.dueQuery(now, limit);
-    const seqs = (await due.execute()).map((r) => r.seq);
+    const seqs = (await this.dueQuery(now, limit).execute()).map((r) => r.seq);
     if (seqs.length === 0) return [];
     const rows = await this.core.db
       .updateTable('outbox')
       .set((eb) => ({ leased_until: leaseUntil, lease_token: leaseToken, attempts: eb('attempts', '+', 1) }))
       .where('seq', 'in', seqs)
+      .where('delivered_at', 'is', null)
+      .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<', now)]))
       .returning(['seq', 'event_id', 'type', 'payload', 'attempts'])
       .execute();
     return rows
@@ -57,13 +60,13 @@ export class OutboxRepository {
   }
 
   /**
-   * The due events, first in line for their ordering key, oldest first: down the partial indexes of the undelivered
-   * events (migration 0009), so that a million delivered ones cost the deliverer nothing.
+   * The due events, first in line for their ordering key, the accounts in turn: down the partial indexes of the
+   * undelivered events (migrations 0009, 0019), so that a million delivered ones cost the deliverer nothing.
    */
   private dueQuery(now: string, limit: number) {
     const due = this.core.db
       .selectFrom('outbox as o')
-      .select('o.seq')
+      .select(['o.seq', sql<number>`row_number() over (partition by o.account_id order by o.seq)`.as('turn')])
       .where('o.delivered_at', 'is', null)
       .where('o.next_attempt_at', '<=', now)
       .where((eb) => eb.or([eb('o.leased_until', 'is', null), eb('o.leased_until', '<', now)]))
@@ -78,16 +81,18 @@ export class OutboxRepository {
           ),
         ),
       )
+      .orderBy('turn')
       .orderBy('o.seq')
       .limit(limit);
-    return this.core.locksRows ? due.forUpdate().skipLocked() : due;
+    return due;
   }
 
   /** Records a delivery, if `leaseToken` still holds the event's lease; false otherwise. */
   async markDelivered(seq: number, leaseToken: string, at: string): Promise<boolean> {
     const result = await this.core.db
       .updateTable('outbox')
-      .set({ delivered_at: at, leased_until: null, lease_token: null, last_error: null })
+      // The payload is sent: it is kept no longer (only the delivery's record, for the release's state).
+      .set({ delivered_at: at, leased_until: null, lease_token: null, last_error: null, payload: '' })
       .where('seq', '=', seq)
       .where('lease_token', '=', leaseToken)
       .executeTakeFirst();
@@ -150,16 +155,38 @@ export class OutboxRepository {
       : purge.where('seq', 'in', oldest);
   }
 
+  /** The undelivered events: counted down their partial indexes, reading no row but the oldest's (migration 0019). */
   async backlog(): Promise<OutboxBacklog> {
-    const row = await this.core.db
+    const pending = this.core.db
       .selectFrom('outbox')
-      .select((eb) => [
-        eb.fn.countAll<number>().as('pending'),
-        eb.fn.count<number>('last_error').as('failing'),
-        eb.fn.min('created_at').as('oldest'),
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('delivered_at', 'is', null);
+    const [counts] = await this.core.db
+      .selectNoFrom((eb) => [
+        eb.selectFrom(pending.as('p')).select('n').as('pending'),
+        eb
+          .selectFrom('outbox')
+          .select((f) => f.fn.countAll<number>().as('n'))
+          .where('delivered_at', 'is', null)
+          .where('last_error', 'is not', null)
+          .as('failing'),
+        eb.selectFrom('outbox').select('created_at').where('delivered_at', 'is', null).orderBy('seq').limit(1).as('oldest'),
       ])
-      .where('delivered_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    return { pending: Number(row.pending), failing: Number(row.failing), oldest: (row.oldest as string | null) ?? null };
+      .execute();
+    return {
+      pending: Number(counts?.pending ?? 0),
+      failing: Number(counts?.failing ?? 0),
+      oldest: (counts?.oldest as string | null) ?? null,
+    };
+  }
+
+  /** Removes the events about these subjects (releases), delivered or not: what they describe is gone. */
+  async forgetAbout(subjectIds: string[]): Promise<void> {
+    if (subjectIds.length > 0) await this.core.db.deleteFrom('outbox').where('subject_id', 'in', subjectIds).execute();
+  }
+
+  /** Removes the events of an endpoint (its ordering key), delivered or not, before the endpoint goes. */
+  async forgetEndpoint(endpointId: string): Promise<void> {
+    await this.core.db.deleteFrom('outbox').where('ordering_key', '=', endpointId).execute();
   }
 }

@@ -79,6 +79,8 @@ export interface TemplateRevisionsTable {
 }
 
 export interface ReleasesTable {
+  /** A rebind's release: the template the endpoint ran before, whose values its diff shows (migration 0019). */
+  previous_template_id: string | null;
   seq: Generated<number>;
   id: string;
   endpoint_id: string;
@@ -111,6 +113,8 @@ export interface OutboxTable {
   lease_token: string | null;
   last_error: string | null;
   delivered_at: string | null;
+  /** The account the event is for (migration 0019): delivery takes accounts in turn. */
+  account_id: string | null;
 }
 
 export interface IdempotencyKeysTable {
@@ -119,7 +123,12 @@ export interface IdempotencyKeysTable {
   request_hash: string;
   status: number;
   headers: string;
+  /** Empty when `answer` names what the response was (migration 0019); the whole response of rows kept before. */
   body: string;
+  /** What the write answered with, as a reference to rebuild it (a template at its revision), or null. */
+  answer: string | null;
+  /** The SHA-256 of the response's body, which a rebuilt one must match. */
+  body_digest: string | null;
   created_at: string;
 }
 
@@ -139,6 +148,10 @@ export interface AccountUsageTable {
   endpoints: number;
   /** Migration 0012. */
   registry_auths: number;
+  /** Bytes of its templates' revisions, its endpoints' releases and its undelivered events (migration 0019). */
+  history_bytes: number;
+  /** Responses kept for its Idempotency-Keys (migration 0019). */
+  stored_responses: number;
 }
 
 /** Token buckets shared by every process (migration 0006). */

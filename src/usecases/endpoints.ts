@@ -9,13 +9,14 @@ import {
 import { conflict, type FieldError, invalid, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Page } from '../domain/page.ts';
-import { NO_QUOTAS, type Quotas, quotaExceeded } from '../domain/quota.ts';
-import { contentOf, diffContent } from '../domain/revision.ts';
+import { NO_QUOTAS, type Quotas } from '../domain/quota.ts';
+import { contentOf, diffContent, type HistoryBounds, KEEP_ALL } from '../domain/revision.ts';
 import type { TemplateRecord } from '../domain/template.ts';
 import { now } from '../domain/time.ts';
 import type { Caller } from '../domain/visibility.ts';
 import { startRelease } from '../releases/releases.ts';
 import type { Store } from '../store/store.ts';
+import { withinQuotas } from './quotas.ts';
 
 // Use cases of endpoints: create, bind, rebind, list and delete.
 
@@ -35,10 +36,12 @@ function bindingProblem(caller: Caller, template: TemplateRecord | undefined): F
 export class Endpoints {
   private readonly store: Store;
   private readonly quotas: Quotas;
+  private readonly history: HistoryBounds;
 
-  constructor(store: Store, quotas: Quotas = NO_QUOTAS) {
+  constructor(store: Store, quotas: Quotas = NO_QUOTAS, history: HistoryBounds = KEEP_ALL) {
     this.store = store;
     this.quotas = quotas;
+    this.history = history;
   }
 
   async create(caller: Caller, input: EndpointCreate): Promise<EndpointRecord> {
@@ -64,11 +67,7 @@ export class Endpoints {
         createdAt: at,
         updatedAt: at,
       };
-      await tx.endpoints.create(endpoint);
-      if (this.quotas.endpoints > 0) {
-        const problem = quotaExceeded(await tx.accounts.usage(caller.accountId), { endpoints: 1 }, this.quotas);
-        if (problem) throw problem;
-      }
+      await withinQuotas(tx, caller.accountId, this.quotas, () => tx.endpoints.create(endpoint));
       return endpoint;
     });
   }
@@ -119,7 +118,9 @@ export class Endpoints {
         await tx.endpoints.update(next);
         const before = templates.get(current.templateId);
         const diff = before ? diffContent(contentOf(before), contentOf(template)) : [];
-        const release = await startRelease(tx, { ...template, endpointId: id }, diff, at);
+        const release = await withinQuotas(tx, caller.accountId, this.quotas, () =>
+          startRelease(tx, { ...template, endpointId: id }, diff, at, this.history.releasesKept, current.templateId),
+        );
         return { ...next, version: release?.version ?? next.version };
       }
       await tx.endpoints.update(next);

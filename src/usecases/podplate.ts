@@ -56,7 +56,7 @@ export class Podplate {
   constructor(store: Store, options: PodplateOptions = {}) {
     this.store = store;
     this.templates = new Templates(store, options.quotas ?? NO_QUOTAS, options.history ?? KEEP_ALL);
-    this.endpoints = new Endpoints(store, options.quotas ?? NO_QUOTAS);
+    this.endpoints = new Endpoints(store, options.quotas ?? NO_QUOTAS, options.history ?? KEEP_ALL);
     this.releases = new Releases(store);
     this.limits = new Limits(store.shared ? (...take) => store.transaction((tx) => tx.rateBuckets.take(...take)) : undefined);
     this.keys = new Keys(store, this.limits, options.authFailuresPerMinute ?? 0);

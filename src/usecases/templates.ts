@@ -1,7 +1,7 @@
 import { conflict, DomainError, forbidden, invalid, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { ListPosition, ListScope, ListSort, Page } from '../domain/page.ts';
-import { NO_QUOTAS, type Quotas, quotaExceeded, templateBytes } from '../domain/quota.ts';
+import { NO_QUOTAS, type Quotas } from '../domain/quota.ts';
 import { notYourRegistryAuth, seesRegistryAuth } from '../domain/registry-auth.ts';
 import {
   contentOf,
@@ -15,6 +15,7 @@ import {
 import { checkReferences, scanPublicEnv } from '../domain/secret.ts';
 import {
   applyUpdate,
+  CONTENT_FIELDS,
   checkSentBack,
   newTemplateContent,
   searchFold,
@@ -31,7 +32,8 @@ import { sameReport, type UsageReport } from '../domain/usage.ts';
 import { type Caller, type IncludeFlags, isVisible, visibilityFor, widestVisibility } from '../domain/visibility.ts';
 import { startRelease } from '../releases/releases.ts';
 import type { Reads, Store, Transaction } from '../store/store.ts';
-import { type Answer, type Once, once } from './idempotency.ts';
+import { type Answer, type KeptAs, type Once, once } from './idempotency.ts';
+import { withinQuotas } from './quotas.ts';
 
 // Use cases of templates: create, read, list, update, delete, roll back, report usage.
 
@@ -112,12 +114,23 @@ function checkEnv(content: TemplateContent): void {
 }
 
 /** Refuses, inside the write's transaction, a write that took the account past a quota (see domain/quota.ts). */
-async function withinQuotas(tx: Transaction, accountId: string, added: { templates?: number; templateBytes?: number }, quotas: Quotas) {
-  const grows = ((added.templates ?? 0) > 0 && quotas.templates > 0) || ((added.templateBytes ?? 0) > 0 && quotas.bytes > 0);
-  if (!grows) return;
-  const problem = quotaExceeded(await tx.accounts.usage(accountId), added, quotas);
-  if (problem) throw problem;
-}
+
+/**
+ * A template answered to an Idempotency-Key is kept as everything but its content (which the revision it names keeps)
+ * and rebuilt from that revision for a retry: no env value is kept beside the template, and none outlives it.
+ */
+const KEPT_TEMPLATE: KeptAs<TemplateRecord> = {
+  reference: (template) => {
+    const rest: Record<string, unknown> = { ...template };
+    for (const field of CONTENT_FIELDS) delete rest[field];
+    return JSON.stringify(rest);
+  },
+  rebuild: async (store, reference) => {
+    const rest = JSON.parse(reference) as Omit<TemplateRecord, keyof TemplateContent>;
+    const revision = await store.templates.findRevision(rest.id, rest.revision);
+    return revision && ({ ...rest, ...revision.snapshot } as TemplateRecord);
+  },
+};
 
 /** What users do with templates: each use case one transaction. */
 export class Templates {
@@ -146,18 +159,19 @@ export class Templates {
       endpointId: null,
     };
     checkEnv(template);
-    return once(this.store, caller.accountId, request, async (tx) => {
+    return once(this.store, caller.accountId, request, KEPT_TEMPLATE, this.quotas, async (tx) => {
       await checkRegistryAuth(tx, template.ownerId, template);
-      await tx.templates.insert(template);
-      await tx.templates.insertRevision({
-        templateId: template.id,
-        revision: 1,
-        snapshot: contentOf(template),
-        diff: [],
-        keyId: caller.keyId,
-        createdAt: at,
+      await withinQuotas(tx, caller.accountId, this.quotas, async () => {
+        await tx.templates.insert(template);
+        await tx.templates.insertRevision({
+          templateId: template.id,
+          revision: 1,
+          snapshot: contentOf(template),
+          diff: [],
+          keyId: caller.keyId,
+          createdAt: at,
+        });
       });
-      await withinQuotas(tx, caller.accountId, { templates: 1, templateBytes: templateBytes(template) }, this.quotas);
       return template;
     });
   }
@@ -202,7 +216,7 @@ export class Templates {
     precondition?: Precondition,
     request?: Once<TemplateRecord>,
   ): Promise<Answer<TemplateRecord>> {
-    return once(this.store, caller.accountId, request, (tx) =>
+    return once(this.store, caller.accountId, request, KEPT_TEMPLATE, this.quotas, (tx) =>
       change(tx, caller, id, precondition, this.quotas, this.history, async (current) => {
         const target = await tx.templates.findRevision(id, revision);
         if (!target && revision >= 1 && revision <= current.revision)
@@ -275,17 +289,18 @@ async function change(
   await checkRegistryAuth(tx, current.ownerId, content);
   const at = now();
   const next: TemplateRecord = { ...current, ...content, revision: current.revision + 1, updatedAt: at };
-  if (!(await tx.templates.replace(next, current.revision))) throw new Error(`template ${id} changed under its lock`);
-  await withinQuotas(tx, caller.accountId, { templateBytes: templateBytes(next) - templateBytes(current) }, quotas);
-  await tx.templates.insertRevision({
-    templateId: id,
-    revision: next.revision,
-    snapshot: contentOf(next),
-    diff,
-    keyId: caller.keyId,
-    createdAt: at,
+  await withinQuotas(tx, caller.accountId, quotas, async () => {
+    if (!(await tx.templates.replace(next, current.revision))) throw new Error(`template ${id} changed under its lock`);
+    await tx.templates.insertRevision({
+      templateId: id,
+      revision: next.revision,
+      snapshot: contentOf(next),
+      diff,
+      keyId: caller.keyId,
+      createdAt: at,
+    });
+    await tx.templates.pruneRevisions(id, prunedUpTo(next.revision, history.revisionsKept));
+    await startRelease(tx, next, diff, at, history.releasesKept);
   });
-  await tx.templates.pruneRevisions(id, prunedUpTo(next.revision, history.revisionsKept));
-  await startRelease(tx, next, diff, at, history.releasesKept);
   return next;
 }

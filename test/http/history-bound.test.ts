@@ -5,8 +5,8 @@ import { dialectFor } from '../../src/store/dialect.ts';
 import { forEachDialect, type Harness, startHarness, templateBody } from '../support/harness.ts';
 
 // History is bounded: a template keeps its newest REVISIONS_KEPT_PER_TEMPLATE revisions and an endpoint its newest
-// RELEASES_KEPT_PER_ENDPOINT releases, the older ones pruned in the transaction of the change that passes the bound;
-// a release unfinished or whose webhook is not yet delivered is never pruned.
+// RELEASES_KEPT_PER_ENDPOINT releases, whatever made them, the older ones pruned in the transaction of the change that
+// passes the bound, with their webhooks delivered or not; an unfinished release is never pruned.
 
 const KEPT = { revisionsKept: 5, releasesKept: 3 };
 
@@ -65,17 +65,33 @@ forEachDialect('bounded history', (dialect) => {
     assert.equal(back.body.revision, 9);
   });
 
-  test('releases: the newest 3 are kept once delivered and finished; undelivered ones never go', async () => {
+  test('releases: the newest 3 are kept, their webhooks delivered or not; the pruned take their events along', async () => {
     const t = (await h.call('POST', '/v1/templates', { key: alice, body: templateBody({ isServerless: true }) })).body;
     const e = (await h.call('POST', '/v1/endpoints', { key: alice, body: { name: 'ep', templateId: t.id } })).body;
     for (let i = 0; i < 6; i++) assert.equal((await patch(t.id, { readme: `r${i}` })).status, 200);
     const releases = async () =>
       (await h.call('GET', `/v1/endpoints/${e.id}/releases`, { key: alice })).body.map((r: { version: number }) => r.version);
-    assert.deepEqual(await releases(), [7, 6, 5, 4, 3, 2], 'no webhook was delivered: every release is kept');
+    assert.deepEqual(await releases(), [7, 6, 5], 'no webhook was delivered, and still only the newest 3 are kept');
+    assert.equal(await stored('outbox', 'ordering_key', e.id), 3, 'with their events, undelivered');
     await sql`update outbox set delivered_at = ${new Date().toISOString()} where ordering_key = ${e.id}`.execute(raw);
     assert.equal((await patch(t.id, { readme: 'after delivery' })).status, 200);
     assert.deepEqual(await releases(), [8, 7, 6], 'the newest 3; the newest, pending and undelivered, among them');
-    assert.equal(await stored('outbox', 'ordering_key', e.id), 3, 'the pruned releases take their delivered events along');
+    assert.equal(await stored('outbox', 'ordering_key', e.id), 3, 'the pruned releases take their events along');
     assert.equal(await stored('releases', 'endpoint_id', e.id), 3);
+  });
+
+  test('rebinds count toward the kept releases like any change: 20 switches between two templates keep 3', async () => {
+    const [a, b] = await Promise.all(
+      ['rebind a', 'rebind b'].map(
+        async (name) => (await h.call('POST', '/v1/templates', { key: alice, body: templateBody({ name, isServerless: true }) })).body,
+      ),
+    );
+    const e = (await h.call('POST', '/v1/endpoints', { key: alice, body: { name: 'switching', templateId: a.id } })).body;
+    for (let i = 0; i < 20; i++) {
+      const r = await h.call('PATCH', `/v1/endpoints/${e.id}`, { key: alice, body: { templateId: i % 2 === 0 ? b.id : a.id } });
+      assert.equal(r.status, 200, r.text);
+    }
+    assert.equal(await stored('releases', 'endpoint_id', e.id), 3);
+    assert.equal(await stored('outbox', 'ordering_key', e.id), 3);
   });
 });

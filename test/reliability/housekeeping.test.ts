@@ -30,6 +30,7 @@ forEachDialect('housekeeping', (dialect) => {
         type: 'release.created',
         subjectId: `rel_${name}`,
         orderingKey: `ep_${name}`,
+        accountId: 'acc_housekeeping',
         payload: '{}',
         createdAt: at(createdMsAgo),
       }),

@@ -57,14 +57,25 @@ forEachDialect('migrations over existing data', (dialect) => {
           templateBytes: bytes(templates.slice(0, 2)),
           endpoints: 1,
           registryAuths: 0,
+          historyBytes: 0,
+          storedResponses: 0,
         });
         assert.deepEqual(await latest.accounts.usage('acc_b'), {
           templates: 1,
           templateBytes: bytes(templates.slice(2)),
           endpoints: 0,
           registryAuths: 0,
+          historyBytes: 0,
+          storedResponses: 0,
         });
-        assert.deepEqual(await latest.accounts.usage('acc_none'), { templates: 0, templateBytes: 0, endpoints: 0, registryAuths: 0 });
+        assert.deepEqual(await latest.accounts.usage('acc_none'), {
+          templates: 0,
+          templateBytes: 0,
+          endpoints: 0,
+          registryAuths: 0,
+          historyBytes: 0,
+          storedResponses: 0,
+        });
       } finally {
         await latest.close();
       }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalid } from '../../domain/errors.ts';
-import type { Answer, Once, StoredResponse } from '../../usecases/idempotency.ts';
+import type { Answer, Once, Response } from '../../usecases/idempotency.ts';
 
 // The HTTP side of Idempotency-Key (as in the IETF draft): which request a key names, and how its answer is sent.
 // The use case keeps the response in the transaction of the write (usecases/idempotency.ts).
@@ -36,7 +36,7 @@ export function idempotencyOf<T>(request: FastifyRequest, reply: FastifyReply, o
   };
 }
 
-const sendStored = (reply: FastifyReply, stored: StoredResponse) =>
+const sendStored = (reply: FastifyReply, stored: Response) =>
   reply.code(stored.status).headers(stored.headers).type('application/json; charset=utf-8').send(stored.body);
 
 /** Sends what a write answered: a response kept for its key (replayed, or first made), or its result. */

@@ -1,6 +1,6 @@
 import { type CompiledQuery, sql } from 'kysely';
 import { type ListPosition, PAGE_MAX_BYTES, type Page } from '../../domain/page.ts';
-import type { RevisionRecord } from '../../domain/revision.ts';
+import { forgettingFrom, type RevisionRecord } from '../../domain/revision.ts';
 import { type TemplateRecord, type TemplateView, templateJson, templateNameTaken } from '../../domain/template.ts';
 import { type Core, RowInsert, SIZED, Statement, sizedPage, withinBudget } from '../core.ts';
 import { searchText, TEMPLATE_COLUMNS, toRevision, toRow, toTemplate } from './columns.ts';
@@ -138,15 +138,49 @@ export class TemplateRepository {
     return result.numUpdatedRows > 0n;
   }
 
-  /** Deletes an unbound template still at `revision`; false when it is gone, bound, or has moved on. */
+  /**
+   * Deletes an unbound template still at `revision`, with what describes it: its revisions, and the releases that
+   * rolled it out on endpoints (with their events, delivered or not); the releases that moved an endpoint from it to
+   * another template keep which fields changed, and to what, but not its values. False when it is gone, bound, or
+   * has moved on.
+   */
   async delete(id: string, revision: number): Promise<boolean> {
+    this.core.requireTransaction('Deleting a template');
     const result = await this.core.db
       .deleteFrom('templates')
       .where('id', '=', id)
       .where('revision', '=', revision)
       .where('endpoint_id', 'is', null)
       .executeTakeFirst();
-    return result.numDeletedRows > 0n;
+    if (result.numDeletedRows === 0n) return false;
+    const releases = this.core.db.selectFrom('releases').select('id').where('template_id', '=', id);
+    await this.core.db.deleteFrom('outbox').where('subject_id', 'in', releases).execute();
+    await this.core.db.deleteFrom('releases').where('template_id', '=', id).execute();
+    const rebinds = await this.core.db.selectFrom('releases').select(['id', 'diff']).where('previous_template_id', '=', id).execute();
+    for (const release of rebinds) {
+      const diff = forgettingFrom(JSON.parse(release.diff));
+      await this.core.db
+        .updateTable('releases')
+        .set({ diff: JSON.stringify(diff), previous_template_id: null })
+        .where('id', '=', release.id)
+        .execute();
+      const pending = await this.core.db
+        .selectFrom('outbox')
+        .select(['seq', 'payload'])
+        .where('subject_id', '=', release.id)
+        .where('payload', '<>', '')
+        .execute();
+      for (const event of pending) {
+        const payload = JSON.parse(event.payload);
+        payload.data.release.diff = diff;
+        await this.core.db
+          .updateTable('outbox')
+          .set({ payload: JSON.stringify(payload) })
+          .where('seq', '=', event.seq)
+          .execute();
+      }
+    }
+    return true;
   }
 
   /** Adds usage to a template's totals and rebuilds its representation, which shows them (the caller holds the row's lock). */
