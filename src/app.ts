@@ -41,7 +41,7 @@ declare module 'fastify' {
 export interface AppOptions {
   /** The application the routes serve; HTTP reaches the data through it alone. */
   podplate: Podplate;
-  config: Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'> & Partial<Pick<Config, 'TRUST_PROXY'>>;
+  config: Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'> & Partial<Pick<Config, 'TRUST_PROXY' | 'METRICS_TOKEN'>>;
   logger?: FastifyServerOptions['logger'];
   /** Where the built web UI is (ui/dist by default); without one, / explains how to build it. */
   uiDir?: string;
@@ -149,7 +149,7 @@ export async function buildApp({ podplate, config, logger = false, uiDir }: AppO
 
   registerProblemHandlers(app);
   await registerOpenApi(app);
-  registerMetrics(app, podplate);
+  registerMetrics(app, podplate, config.METRICS_TOKEN);
   await app.register(healthRoutes);
   registerUi(app, uiDir);
 

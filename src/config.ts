@@ -125,6 +125,12 @@ export const ConfigSchema = Type.Object({
   SECRETS_KEY_PREVIOUS: Type.Optional(
     Type.String({ description: 'The key before SECRETS_KEY, during a rotation: it still decrypts, never encrypts.' }),
   ),
+  METRICS_TOKEN: Type.Optional(
+    Type.String({
+      minLength: 16,
+      description: 'When set, /metrics answers only to Authorization: Bearer <this token> (16 characters or more).',
+    }),
+  ),
   SHUTDOWN_GRACE_SECONDS: integer(10, 1, 3600, 'On SIGTERM, how long the requests in flight have to finish before the process exits.'),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -132,7 +138,7 @@ export type Config = Static<typeof ConfigSchema>;
 export class ConfigError extends Error {}
 
 /** Settings whose value is never repeated in a message. */
-const SECRET_SETTINGS = new Set(['RELEASE_WEBHOOK_SECRET', 'SECRETS_KEY', 'SECRETS_KEY_PREVIOUS']);
+const SECRET_SETTINGS = new Set(['RELEASE_WEBHOOK_SECRET', 'SECRETS_KEY', 'SECRETS_KEY_PREVIOUS', 'METRICS_TOKEN']);
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const raw = Object.fromEntries(

@@ -39,18 +39,22 @@ export class Limits {
     this.shared = shared;
   }
 
-  /** Takes a token from `name`, which allows `perMinute` a minute: 0 when taken, else how many ms until one is. */
-  async take(name: string, perMinute: number): Promise<number> {
+  /**
+   * Takes `cost` tokens (at most a bucket's worth) from `name`, which allows `perMinute` a minute: 0 when taken, else
+   * how many ms until they are.
+   */
+  async take(name: string, perMinute: number, cost = 1): Promise<number> {
     const now = Date.now();
+    const need = Math.min(cost, perMinute);
     const bucket = this.bucket(name, perMinute, now);
-    if (!this.shared) return this.takeHere(bucket, perMinute, now);
+    if (!this.shared) return this.takeHere(bucket, perMinute, now, need);
     for (;;) {
-      if (bucket.tokens >= 1) {
-        bucket.tokens -= 1;
+      if (bucket.tokens >= need) {
+        bucket.tokens -= need;
         return 0;
       }
       if (bucket.emptyUntil > Date.now()) return bucket.emptyUntil - Date.now();
-      bucket.taking ??= this.lease(name, bucket, perMinute).finally(() => {
+      bucket.taking ??= this.lease(name, bucket, perMinute, need - bucket.tokens).finally(() => {
         bucket.taking = undefined;
       });
       await bucket.taking;
@@ -67,26 +71,30 @@ export class Limits {
     return bucket;
   }
 
-  private takeHere(bucket: Bucket, perMinute: number, now: number): number {
+  private takeHere(bucket: Bucket, perMinute: number, now: number, need: number): number {
     const perMs = perMinute / 60_000;
     bucket.tokens = Math.min(perMinute, bucket.tokens + (now - bucket.at) * perMs);
     bucket.at = now;
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+    if (bucket.tokens >= need) {
+      bucket.tokens -= need;
       return 0;
     }
-    return Math.ceil((1 - bucket.tokens) / perMs);
+    return Math.ceil((need - bucket.tokens) / perMs);
   }
 
-  /** Leases tokens from the shared bucket; a lease spent quickly makes the next one larger, a slow one smaller. */
-  private async lease(name: string, bucket: Bucket, perMinute: number): Promise<void> {
+  /**
+   * Leases tokens from the shared bucket, at least `short` of them; a lease spent quickly makes the next one larger,
+   * a slow one smaller.
+   */
+  private async lease(name: string, bucket: Bucket, perMinute: number, short: number): Promise<void> {
     const now = Date.now();
     const largest = Math.max(1, Math.ceil(perMinute / 60));
     bucket.lease = now - bucket.at < 1000 ? Math.min(largest, bucket.lease * 2) : Math.max(1, Math.floor(bucket.lease / 2));
     bucket.at = now;
     const perMs = perMinute / 60_000;
-    const taken = await (this.shared as TakeShared)(name, bucket.lease, perMinute, perMs);
+    const want = Math.max(bucket.lease, Math.ceil(short));
+    const taken = await (this.shared as TakeShared)(name, want, perMinute, perMs);
     bucket.tokens += taken.granted;
-    if (taken.granted === 0) bucket.emptyUntil = Date.now() + Math.ceil((1 - taken.tokens) / perMs);
+    if (taken.granted === 0) bucket.emptyUntil = Date.now() + Math.ceil((short - taken.tokens) / perMs);
   }
 }

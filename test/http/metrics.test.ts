@@ -100,4 +100,39 @@ forEachDialect('/metrics', (dialect) => {
       await h.close();
     }
   });
+
+  test("with METRICS_TOKEN, /metrics answers only to that token; the API's keys are no substitute", async () => {
+    const token = 'metrics-token-0123456789';
+    const h = await startHarness(dialect, { METRICS_TOKEN: token });
+    try {
+      const key = await h.key('scraper');
+      for (const authorization of [undefined, `Bearer ${key}`, `Bearer ${token}x`, token]) {
+        const r = await h.call('GET', '/metrics', { headers: authorization ? { authorization } : {} });
+        assert.equal(r.status, 401, authorization);
+        assert.match(String(r.headers['www-authenticate']), /^Bearer /);
+        assert.match(String(r.headers['content-type']), /^application\/problem\+json/);
+      }
+      const r = await h.call('GET', '/metrics', { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(r.status, 200);
+      assert.match(r.text, /podplate_outbox_pending/);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("a scrape's cost does not follow the tenants' data: the backlog is read from the database at most every 5 s", async () => {
+    const h = await startHarness(dialect);
+    try {
+      let reads = 0;
+      const backlog = h.podplate.releases.backlog.bind(h.podplate.releases);
+      h.podplate.releases.backlog = () => {
+        reads++;
+        return backlog();
+      };
+      for (let i = 0; i < 20; i++) assert.equal((await h.call('GET', '/metrics')).status, 200);
+      assert.equal(reads, 1);
+    } finally {
+      await h.close();
+    }
+  });
 });

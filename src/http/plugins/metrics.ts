@@ -1,4 +1,7 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '../../domain/errors.ts';
+import type { OutboxBacklog } from '../../domain/outbox.ts';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry as MetricSet } from 'prom-client';
 import type { DatabaseFigures, Podplate } from '../../usecases/podplate.ts';
 import { problemResponses } from './problem.ts';
@@ -143,8 +146,21 @@ function cacheMetrics(metrics: MetricSet, figures: () => DatabaseFigures): () =>
   };
 }
 
-/** Adds the request metrics' hooks to `app` and serves /metrics. */
-export function registerMetrics(app: FastifyInstance, podplate: Podplate): void {
+/** The database's figures (the outbox's backlog) are read at most this often, however many scrape: a scrape costs the same whatever the tenants hold. */
+const DATABASE_FIGURES_MS = 5000;
+
+/** Whether `authorization` is "Bearer <token>", compared in constant time. */
+function bearsToken(authorization: string | undefined, token: string): boolean {
+  const given = Buffer.from(authorization ?? '');
+  const expected = Buffer.from(`Bearer ${token}`);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * Adds the request metrics' hooks to `app` and serves /metrics; with `token` (METRICS_TOKEN), only to
+ * `Authorization: Bearer <token>`.
+ */
+export function registerMetrics(app: FastifyInstance, podplate: Podplate, token?: string): void {
   const metrics = new MetricSet();
   const duration = new Histogram({
     name: 'podplate_http_request_duration_seconds',
@@ -178,6 +194,18 @@ export function registerMetrics(app: FastifyInstance, podplate: Podplate): void 
     help: 'Age of the oldest pending release webhook.',
     registers: [metrics],
   });
+  let backlog: { at: number; read: Promise<OutboxBacklog> } | undefined;
+  const readBacklog = () => {
+    if (!backlog || Date.now() - backlog.at >= DATABASE_FIGURES_MS) {
+      const read = podplate.releases.backlog();
+      backlog = { at: Date.now(), read };
+      // A failed read is not kept: the next scrape asks again.
+      read.catch(() => {
+        if (backlog?.read === read) backlog = undefined;
+      });
+    }
+    return backlog.read;
+  };
   const readDatabase = databaseMetrics(metrics, () => podplate.databaseFigures());
   const readCache = cacheMetrics(metrics, () => podplate.databaseFigures());
   const exposed = MetricSet.merge([processMetricSet(), metrics]);
@@ -215,16 +243,22 @@ export function registerMetrics(app: FastifyInstance, podplate: Podplate): void 
       summary: 'Prometheus metrics: requests, the process, the database and the webhook outbox',
       description:
         'Request durations by route template and status, requests in flight, process and Node figures, the database ' +
-        "pool's or group commits' figures, and the backlog of release webhooks, in the Prometheus text format. Needs " +
-        'no key; 503 while the database is unreachable.',
+        "pool's or group commits' figures, and the backlog of release webhooks (read from the database at most every 5 s), " +
+        'in the Prometheus text format. Needs no API key; when the operator sets METRICS_TOKEN, it needs ' +
+        '`Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). 503 while the database is unreachable.',
       security: [],
       response: {
         200: { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } },
-        ...problemResponses(503),
+        ...problemResponses(401, 503),
       },
     },
+    onRequest: async (request) => {
+      if (token && !bearsToken(request.headers.authorization, token)) {
+        throw new DomainError('unauthenticated', 'This server asks for its metrics token: send Authorization: Bearer <METRICS_TOKEN>.');
+      }
+    },
     handler: async (_request, reply) => {
-      const backlog = await podplate.releases.backlog();
+      const backlog = await readBacklog();
       pending.set(backlog.pending);
       failing.set(backlog.failing);
       oldest.set(backlog.oldest ? Math.max(0, (Date.now() - Date.parse(backlog.oldest)) / 1000) : 0);
