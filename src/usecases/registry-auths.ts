@@ -61,17 +61,21 @@ export class RegistryAuths {
     return auth;
   }
 
-  /** Deletes one of the caller's auths; a conflict while a template refers to it (checked under the auth's lock). */
+  /**
+   * Deletes one of the caller's auths; a conflict naming the caller's templates that still refer to it (checked under
+   * the auth's lock). Another account's template may never name it: such a reference (written around the API) is
+   * cleared, and neither blocks the delete nor is named.
+   */
   async delete(caller: Caller, id: string): Promise<void> {
     await this.store.transaction(async (tx) => {
       if (!(await tx.registryAuths.lockOwned(id, caller.accountId))) throw notFound('registry auth');
+      await tx.templates.forgetForeignRegistryAuth(id, caller.accountId);
       const users = await tx.templates.referringTo(id, NAMED_USERS);
       if (users.length > 0) {
-        const own = users.filter((t) => t.ownerId === caller.accountId).map((t) => `${t.id} (${JSON.stringify(t.name)})`);
+        const named = users.map((t) => `${t.id} (${JSON.stringify(t.name)})`).join(', ');
         throw new DomainError(
           'conflict',
-          `Templates still use this registry auth${own.length > 0 ? `, such as ${own.join(', ')}` : ''}: ` +
-            'set their containerRegistryAuthId to "" or another auth first.',
+          `Templates still use this registry auth, such as ${named}: set their containerRegistryAuthId to "" or another auth first.`,
         );
       }
       await tx.registryAuths.delete(id);

@@ -98,7 +98,8 @@ export class Secrets {
     let containerRegistryCredentials: RegistryAuthCredentials | null = null;
     if (record.containerRegistryAuthId !== '' && ownerId === account.id) {
       const auth = await this.store.registryAuths.findSealed(record.containerRegistryAuthId);
-      if (auth) {
+      // Only an auth of the template's owner: a row naming another's (written around the API) hands out nothing.
+      if (auth && auth.ownerId === ownerId) {
         const password = keyring.open(auth.sealedPassword, sealedContext(REGISTRY_AUTH_PASSWORDS, auth.id));
         containerRegistryCredentials = { username: auth.username, password };
       }

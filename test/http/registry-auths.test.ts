@@ -257,4 +257,20 @@ forEachDialect('container registry auths', (dialect) => {
       assert.equal(now === auth, exists, `round ${round}: the template names the auth exactly when it exists`);
     }
   });
+
+  test("a row naming another account's auth (written around the API) gets no credentials, and doesn't stop its owner deleting it", async () => {
+    const auth = await registryAuth(h, alice, 'alice only');
+    const bobs = await template({}, bob);
+    const raw = new Kysely<any>({ dialect: dialectFor(h.database.url).kysely });
+    try {
+      await sql`update templates set container_registry_auth_id = ${auth} where id = ${bobs.id}`.execute(raw);
+    } finally {
+      await raw.destroy();
+    }
+    const resolved = await h.call('POST', `/v1/templates/${bobs.id}/resolve`, { key: platform, body: { account: 'bob' } });
+    assert.equal(resolved.status, 200, resolved.text);
+    assert.equal(resolved.body.containerRegistryCredentials, null, "bob's template never hands out alice's password");
+    assert.equal((await h.call('DELETE', `/v1/containerregistryauth/${auth}`, { key: alice })).status, 204);
+    assert.equal((await h.call('GET', `/v1/templates/${bobs.id}`, { key: bob })).body.containerRegistryAuthId, '');
+  });
 });

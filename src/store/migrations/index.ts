@@ -20,6 +20,7 @@ import * as finalSigma from './0016-search-final-sigma.ts';
 import * as valuesChecked from './0017-template-values-checked.ts';
 import * as changesTold from './0018-changes-told-to-the-writer.ts';
 import * as storagePerAccount from './0019-storage-per-account.ts';
+import * as authsOfOwner from './0020-registry-auths-of-their-owner.ts';
 
 // Every migration, in order.
 
@@ -46,6 +47,7 @@ const ordered: [string, DialectMigration][] = [
   ['0017-template-values-checked', valuesChecked],
   ['0018-changes-told-to-the-writer', changesTold],
   ['0019-storage-per-account', storagePerAccount],
+  ['0020-registry-auths-of-their-owner', authsOfOwner],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {

@@ -350,6 +350,16 @@ export class TemplateRepository {
     return this.referringQuery(authId, limit).execute();
   }
 
+  /** Clears `authId` from templates of accounts other than its owner's, which may never name it. */
+  async forgetForeignRegistryAuth(authId: string, ownerId: string): Promise<void> {
+    await this.core.db
+      .updateTable('templates')
+      .set({ container_registry_auth_id: '' })
+      .where('container_registry_auth_id', '=', authId)
+      .where('owner_id', '<>', ownerId)
+      .execute();
+  }
+
   /** The SQL `referringTo` runs (tests read its plan). */
   referringToSql(authId: string, limit: number): CompiledQuery {
     return this.referringQuery(authId, limit).compile();
