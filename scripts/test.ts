@@ -16,7 +16,7 @@ const SLOW = [
   'test/server.test.ts',
   'test/shutdown.test.ts',
   'test/postgres/processes.test.ts',
-  'test/transfer/{transfer,backup,import-indexes}.test.ts',
+  'test/transfer/{transfer,backup,import-indexes,files}.test.ts',
 ];
 const CHAOS = ['test/chaos/*.test.ts'];
 const FUZZ = ['test/reliability/fuzz.test.ts'];

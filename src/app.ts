@@ -41,7 +41,8 @@ declare module 'fastify' {
 export interface AppOptions {
   /** The application the routes serve; HTTP reaches the data through it alone. */
   podplate: Podplate;
-  config: Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'> & Partial<Pick<Config, 'TRUST_PROXY' | 'METRICS_TOKEN'>>;
+  config: Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'> &
+    Partial<Pick<Config, 'TRUST_PROXY' | 'METRICS_TOKEN'>>;
   logger?: FastifyServerOptions['logger'];
   /** Where the built web UI is (ui/dist by default); without one, / explains how to build it. */
   uiDir?: string;

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Config, ConfigError } from './config.ts';
 import { isKind } from './domain/errors.ts';
+import { refuseOthers } from './private-files.ts';
 import { Keyring, newKeyText, parseKey } from './sealing/keyring.ts';
 import { dialectFor, sqliteFile } from './store/dialect.ts';
 import { Store } from './store/store.ts';
@@ -37,6 +38,7 @@ export function installKeyFile(config: Config): string | undefined {
 
 /** The key in `path`, made there (mode 0600) if the file does not exist yet. */
 function keyFromFile(path: string): string {
+  refuseOthers(path, 'the secrets key file');
   try {
     const text = readFileSync(path, 'utf8');
     if ((statSync(path).mode & 0o077) !== 0) {
@@ -85,6 +87,8 @@ export function secretsKeyring(config: Config): Keyring {
 
 /** The store `config` names: its database, pool and time limits. */
 export function openStore(config: Config, poolSize = config.DB_POOL_SIZE): Store {
+  const file = sqliteFile(config.DATABASE_URL);
+  if (file && file !== ':memory:') for (const part of ['', '-wal', '-shm']) refuseOthers(`${file}${part}`, 'the database file');
   const dialect = dialectFor(config.DATABASE_URL, {
     poolSize,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,

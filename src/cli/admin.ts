@@ -1,10 +1,11 @@
-import { createReadStream, createWriteStream, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { finished } from 'node:stream/promises';
+import { createReadStream, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, readConfig } from '../config.ts';
 import type { Role } from '../domain/account.ts';
 import { DomainError } from '../domain/errors.ts';
 import { installKeyFile, keyFileOf, openStore, secretsKeyring } from '../install.ts';
+import { FileError, fileProblem, writePrivately } from '../private-files.ts';
 import { KeyFormatError, newKeyText } from '../sealing/keyring.ts';
 import { backupInstall } from '../transfer/backup.ts';
 import { exportInstall, OperationRefused, type TransferSummary } from '../transfer/export.ts';
@@ -136,30 +137,24 @@ function peakMemoryMb(): number {
 async function exportCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { output: { type: 'string', short: 'o' } } });
   const file = values.output;
-  const partial = file && `${file}.partial`;
   if (file && existsSync(file)) throw new AdminError(`${file} exists; an export never overwrites a file`);
-  const output = partial ? createWriteStream(partial) : process.stdout;
-  try {
-    const done = await withStore((store) => exportInstall(store, output, new Progress(say)));
-    if (partial && file) {
-      output.end();
-      await finished(output);
-      renameSync(partial, file);
-    }
-    say(summary('Exported', done));
-  } catch (error) {
-    if (partial) {
-      output.destroy();
-      rmSync(partial, { force: true });
-    }
-    throw error;
-  }
+  const run = (output: Writable) => withStore((store) => exportInstall(store, output, new Progress(say)));
+  // A file holds every env value of the install: private to its maker (private-files.ts).
+  const done = file ? await writePrivately(file, ({ stream }) => run(stream()), { what: 'export to' }) : await run(process.stdout);
+  say(summary('Exported', done));
 }
 
 /** `import [--input FILE]`: an export, from stdin or FILE, into the empty database DATABASE_URL names. */
 async function importCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { input: { type: 'string', short: 'i' } } });
-  const input = values.input ? createReadStream(values.input) : process.stdin;
+  let input: Readable = process.stdin;
+  if (values.input) {
+    try {
+      input = createReadStream('', { fd: openSync(values.input, 'r') });
+    } catch (error) {
+      throw fileProblem(error, 'read', values.input);
+    }
+  }
   const done = await withStore((store) => importInstall(store, input, new Progress(say)));
   say(summary('Imported', done));
 }
@@ -209,6 +204,7 @@ export async function admin(command: AdminCommand, args: string[]): Promise<numb
       error instanceof DomainError ||
       error instanceof OperationRefused ||
       error instanceof SealingKeyMismatch ||
+      error instanceof FileError ||
       error instanceof KeyFormatError
     ) {
       process.stderr.write(`podplate: ${error.message}\n`);

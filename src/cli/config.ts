@@ -1,8 +1,9 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { createPodplateClient, isHttpUrl, type PodplateClient, serviceUrl } from '../client/index.ts';
+import { writePrivately } from '../private-files.ts';
 
 // Where the client commands find the service and their key: PODPLATE_URL / PODPLATE_API_KEY, else the file
 // `podplate login` wrote ($XDG_CONFIG_HOME/podplate/config.json, readable by its owner only).
@@ -39,18 +40,12 @@ export function readSaved(path = configPath()): Partial<Connection> {
   }
 }
 
-/** Saves the login: the directory 0700, the file 0600, replaced atomically so a reader never sees half of it. */
-export function save(connection: Connection, path = configPath()): void {
+/** Saves the login: the directory 0700, the file 0600 (private-files.ts), replaced at once so a reader never sees half of it. */
+export async function save(connection: Connection, path = configPath()): Promise<void> {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   chmodSync(dirname(path), 0o700);
-  const temporary = `${path}.${process.pid}.tmp`;
-  try {
-    writeFileSync(temporary, `${JSON.stringify({ url: connection.url, apiKey: connection.apiKey }, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(temporary, 0o600);
-    renameSync(temporary, path);
-  } finally {
-    rmSync(temporary, { force: true });
-  }
+  const text = `${JSON.stringify({ url: connection.url, apiKey: connection.apiKey }, null, 2)}\n`;
+  await writePrivately(path, async ({ stream }) => void stream().write(text), { replace: true });
 }
 
 export function forget(path = configPath()): boolean {

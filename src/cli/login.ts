@@ -31,7 +31,7 @@ async function login(flags: LoginFlags): Promise<void> {
   // One cheap authenticated call: a wrong key or URL fails here, not in the first real command.
   const me = await createPodplateClient({ url, apiKey }).me();
   const path = configPath();
-  save({ url, apiKey }, path);
+  await save({ url, apiKey }, path);
   if (flags.json) printJson({ url, config: path, accountName: me.accountName });
   else note(`Logged in to ${url} as ${me.accountName}${me.isPlatform ? ' (platform)' : ''}; saved in ${path}.`);
 }

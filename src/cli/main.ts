@@ -1,6 +1,7 @@
 import { Argument, Command, CommanderError } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import { PodplateConnectionError, PodplateProblem } from '../client/index.ts';
+import { FileError } from '../private-files.ts';
 import { UsageError } from './command.ts';
 import { completionScript, SHELLS, type Shell } from './completion.ts';
 import { LoginError } from './config.ts';
@@ -152,7 +153,12 @@ export async function main(argv: string[]): Promise<number> {
       note(problemText(error));
       return 1;
     }
-    if (error instanceof LoginError || error instanceof WatchError || error instanceof PodplateConnectionError) {
+    if (
+      error instanceof LoginError ||
+      error instanceof WatchError ||
+      error instanceof PodplateConnectionError ||
+      error instanceof FileError
+    ) {
       note(`podplate: ${error.message}`);
       return 1;
     }

@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry as MetricSet } from 'prom-client';
 import { DomainError } from '../../domain/errors.ts';
 import type { OutboxBacklog } from '../../domain/outbox.ts';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry as MetricSet } from 'prom-client';
 import type { DatabaseFigures, Podplate } from '../../usecases/podplate.ts';
 import { problemResponses } from './problem.ts';
 
