@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { conflict, type FieldError } from './errors.ts';
-import { nameSchema } from './name.ts';
+import { newNameSchema } from './name.ts';
 import type { FieldChange } from './revision.ts';
 import type { Caller } from './visibility.ts';
 
@@ -10,7 +10,7 @@ export const ENDPOINT_DEFAULTS = { workersMin: 0, workersMax: 3 };
 
 export const EndpointCreate = Type.Object(
   {
-    name: nameSchema('Name of the endpoint, unique among the endpoints of its owner.'),
+    name: newNameSchema('Name of the endpoint, unique among the endpoints of its owner.'),
     templateId: Type.String({
       minLength: 1,
       maxLength: 64,
@@ -40,7 +40,7 @@ const sentBack = (description: string) => Type.Optional(Type.String({ maxLength:
  */
 export const EndpointUpdate = Type.Object(
   {
-    name: Type.Optional(nameSchema('New name of the endpoint, unique among the endpoints of its owner.')),
+    name: Type.Optional(newNameSchema('New name of the endpoint, unique among the endpoints of its owner.')),
     templateId: Type.Optional(
       Type.String({
         minLength: 1,

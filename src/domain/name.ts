@@ -1,18 +1,98 @@
 import { Type } from '@sinclair/typebox';
 
-// Names of templates, endpoints, registry auths and accounts: the characters they may hold.
+// Names of templates, endpoints, registry auths and accounts: the characters they may hold, and how two are compared.
+// Names that look alike are one name: compared after Unicode NFC normalisation and case folding, with the joiners and
+// variation selectors that only shape an emoji left out; characters that hide or reorder text (bidirectional
+// controls, zero-width spaces and other invisible characters) are refused, and so is a word that mixes Latin letters
+// with Cyrillic or Greek ones (a Cyrillic "а" in "pаypal"), the confusable rule of UTS #39's mixed-script check.
+// Search folds text the same way.
 
 /** Control characters (Unicode category Cc: C0, DEL and C1) are refused wherever names or search text go. */
 export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
 
-/** A user-chosen name: 1 to 255 characters once trimmed, no control characters. */
+/** Characters that reorder text (bidirectional controls) or show as nothing: refused in a name. */
+const HIDDEN =
+  '\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b\\u200e\\u200f\\u202a-\\u202e' +
+  '\\u2060-\\u2064\\u2066-\\u206f\\u3164\\ufeff\\ufff0-\\ufff8';
+/** Invisible characters that only shape what is beside them (joiners, variation selectors): kept, but not compared. */
+const SHAPING = '\\u200c\\u200d\\ufe00-\\ufe0f';
+
+// Letters by script, as ranges (the patterns are published, and must read the same with or without a `u` flag).
+const LATIN = 'A-Za-z\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u024f\\u1e00-\\u1eff';
+const GREEK = '\\u0370-\\u03ff\\u1f00-\\u1fff';
+const CYRILLIC = '\\u0400-\\u052f';
+const LETTER = `[${LATIN}${GREEK}${CYRILLIC}\\u0300-\\u036f]*`;
+const MIXED = [
+  [LATIN, CYRILLIC],
+  [LATIN, GREEK],
+]
+  .flatMap(([a, b]) => [`[${a}]${LETTER}[${b}]`, `[${b}]${LETTER}[${a}]`])
+  .join('|');
+
+/**
+ * A name a write may give: no control or hidden character, at least one visible one, no word mixing Latin letters
+ * with Cyrillic or Greek ones. What the OpenAPI document publishes and what decides; `nameProblem` says why.
+ */
+export const NAME_PATTERN =
+  `^(?![\\s\\S]*[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN}])` + `(?=[\\s\\S]*[^\\s${SHAPING}])` + `(?![\\s\\S]*(?:${MIXED}))[\\s\\S]*$`;
+
+const HIDDEN_CHARACTER = new RegExp(`[${HIDDEN}]`);
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+const VISIBLE = new RegExp(`[^\\s${SHAPING}]`);
+const MIXED_WORD = new RegExp(MIXED);
+/** Shaping characters, and the tag characters that spell a subdivision's flag: not compared. */
+const SHAPING_CHARACTERS = new RegExp(`[${SHAPING}\\u{e0000}-\\u{e007f}\\u{e0100}-\\u{e01ef}]`, 'gu');
+
+const codePoint = (c: string) => `U+${(c.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** Why `name` can't be given to a template, endpoint or registry auth, or undefined when it can (as NAME_PATTERN). */
+export function nameProblem(name: string): string | undefined {
+  const control = CONTROL_CHARACTER.exec(name)?.[0];
+  if (control !== undefined) return `must not contain control characters (${codePoint(control)})`;
+  const hidden = HIDDEN_CHARACTER.exec(name)?.[0];
+  if (hidden !== undefined) return `must not contain invisible or text-reordering characters (${codePoint(hidden)})`;
+  if (!VISIBLE.test(name)) return 'must contain a visible character';
+  const mixed = MIXED_WORD.exec(name)?.[0];
+  if (mixed !== undefined) return `must not mix Latin letters with Cyrillic or Greek ones in one word ("${mixed}")`;
+  return undefined;
+}
+
+/**
+ * Text as names and searches compare it: NFC, lowercased (the dotted capital I's dot and the final sigma folded as
+ * the other letters), without the shaping characters. "İstanbul" is "istanbul"; "café" composed or not is one.
+ */
+export function fold(text: string): string {
+  return text
+    .normalize('NFC')
+    .toLowerCase()
+    .replace(/i\u0307/gu, 'i')
+    .replaceAll('ς', 'σ')
+    .replace(SHAPING_CHARACTERS, '')
+    .normalize('NFC');
+}
+
+const NAME_MAX_LENGTH = 255;
+
+/** A name as stored and shown: 1 to 255 characters, no control characters (what a row may hold). */
 export const nameSchema = (description: string) =>
   Type.String({
     minLength: 1,
-    maxLength: 255,
+    maxLength: NAME_MAX_LENGTH,
     pattern: NO_CONTROL_CHARACTERS,
     errorMessage: 'must not contain control characters',
     description: `${description} Surrounding white space is trimmed.`,
+  });
+
+/** A name as a write gives it: besides the bounds of `nameSchema`, the rule of NAME_PATTERN. */
+export const newNameSchema = (description: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: NAME_MAX_LENGTH,
+    pattern: NAME_PATTERN,
+    description:
+      `${description} Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and ` +
+      'case folding (so "Café" and "café" are one name); no control, invisible or text-reordering character, at ' +
+      'least one visible one, and no word mixing Latin letters with Cyrillic or Greek ones.',
   });
 
 /** Trims a request body's `name` before it is validated, leaving anything else untouched. */

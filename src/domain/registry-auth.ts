@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { conflict, invalid } from './errors.ts';
-import { NO_CONTROL_CHARACTERS, nameSchema } from './name.ts';
+import { NO_CONTROL_CHARACTERS, newNameSchema } from './name.ts';
 import type { Caller } from './visibility.ts';
 
 // Container registry auths: the credentials the platform pulls a private image with. A template refers to one of its
@@ -10,7 +10,7 @@ export const PASSWORD_MAX = 16384;
 
 export const RegistryAuthCreate = Type.Object(
   {
-    name: nameSchema('A name for these credentials, unique among your registry auths.'),
+    name: newNameSchema('A name for these credentials, unique among your registry auths.'),
     username: Type.String({
       minLength: 1,
       maxLength: 255,

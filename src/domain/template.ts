@@ -2,7 +2,7 @@ import { CloneType, type Static, type TSchema, Type } from '@sinclair/typebox';
 import { conflict, DomainError, type FieldError, invalid } from './errors.ts';
 import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from './image-reference.ts';
 import { MOUNT_PATH_PATTERN } from './mount-path.ts';
-import { nameSchema } from './name.ts';
+import { fold, nameSchema, newNameSchema } from './name.ts';
 import type { VisibleFacts } from './visibility.ts';
 
 // The Template: its fields, their bounds and defaults. These schemas are the one statement of each rule:
@@ -114,9 +114,12 @@ type Defaulted = keyof typeof TEMPLATE_DEFAULTS;
 const withDefault = <K extends Defaulted>(key: K) =>
   Type.Optional(CloneType(writable[key] as (typeof writable)[K], { default: TEMPLATE_DEFAULTS[key] }));
 
+/** A name as a write gives it: the stored bounds, and the rule of names that look alike (domain/name.ts). */
+const newName = newNameSchema('User-defined name, unique among the templates of its owner.');
+
 export const TemplateCreate = Type.Object(
   {
-    name: writable.name,
+    name: newName,
     imageName: writable.imageName,
     category: withDefault('category'),
     containerDiskInGb: withDefault('containerDiskInGb'),
@@ -165,7 +168,7 @@ const refusedUnlessCurrent = 'another value is a 400';
 
 export const TemplateUpdate = Type.Object(
   {
-    name: Type.Optional(writable.name),
+    name: Type.Optional(newName),
     imageName: Type.Optional(writable.imageName),
     containerDiskInGb: Type.Optional(writable.containerDiskInGb),
     volumeInGb: Type.Optional(writable.volumeInGb),
@@ -330,8 +333,8 @@ export function sameValue(a: unknown, b: unknown): boolean {
 }
 
 /**
- * Text as `q` compares it: lowercased, and the final sigma as any other. `toLowerCase` turns a word-final `Σ` into
- * `ς` and a lone one into `σ`, so `q=Σ` would not find "ΟΔΟΣ" (stored "οδος"). Applied alike to a template's name
- * and image (the stored `search`) and to the term.
+ * Text as `q` compares it: folded as names are (domain/name.ts `fold`: NFC, lowercased with the final sigma and the
+ * dotted capital I as the other letters). Applied alike to a template's name and image (the stored `search`) and to
+ * the term.
  */
-export const searchFold = (text: string): string => text.toLowerCase().replaceAll('ς', 'σ');
+export const searchFold = fold;

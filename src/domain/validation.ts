@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import { escapePointer, type FieldError } from './errors.ts';
 import { IMAGE_REFERENCE_PATTERN, imageReferenceProblem } from './image-reference.ts';
 import { MOUNT_PATH_PATTERN, mountPathProblem } from './mount-path.ts';
+import { NAME_PATTERN, nameProblem } from './name.ts';
 import { CONTENT_FIELDS, READ_ONLY_FIELDS, Template } from './template.ts';
 
 // The schemas of template.ts as a validator (Ajv, with the keywords only ours read), and its errors as field errors
@@ -14,6 +15,7 @@ import { CONTENT_FIELDS, READ_ONLY_FIELDS, Template } from './template.ts';
 const EXPLAINED_PATTERNS = new Map<string, (value: string) => string | undefined>([
   [IMAGE_REFERENCE_PATTERN, imageReferenceProblem],
   [MOUNT_PATH_PATTERN, mountPathProblem],
+  [NAME_PATTERN, nameProblem],
 ]);
 
 export function validator(options: Options): Ajv {

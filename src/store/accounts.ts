@@ -1,4 +1,5 @@
 import { type AccountRecord, type ApiKeyInfo, type ApiKeyRecord, type Principal, type Role, roleMismatch } from '../domain/account.ts';
+import { fold } from '../domain/name.ts';
 import type { AccountUsage } from '../domain/quota.ts';
 import { type Core, Statement } from './core.ts';
 
@@ -34,12 +35,13 @@ export class AccountRepository {
 
   /** The account named `account.name`, created if there is none; a conflict if it exists with another role. */
   async ensure(account: AccountRecord): Promise<{ id: string; role: Role }> {
+    const key = fold(account.name);
     await this.core.db
       .insertInto('accounts')
-      .values({ id: account.id, name: account.name, role: account.role, created_at: account.createdAt })
-      .onConflict((oc) => oc.column('name').doNothing())
+      .values({ id: account.id, name: account.name, name_key: key, role: account.role, created_at: account.createdAt })
+      .onConflict((oc) => oc.column('name_key').doNothing())
       .execute();
-    const row = await this.core.db.selectFrom('accounts').select(['id', 'role']).where('name', '=', account.name).executeTakeFirstOrThrow();
+    const row = await this.core.db.selectFrom('accounts').select(['id', 'role']).where('name_key', '=', key).executeTakeFirstOrThrow();
     if (row.role !== account.role) throw roleMismatch(account.name, row.role);
     return row;
   }
@@ -132,9 +134,9 @@ export class AccountRepository {
     };
   }
 
-  /** The account named `name`, as `podplate keys create --user` named it. */
+  /** The account named `name` (compared as names are: `fold`), as `podplate keys create --user` named it. */
   async findByName(name: string): Promise<{ id: string; role: Role } | undefined> {
-    return this.core.db.selectFrom('accounts').select(['id', 'role']).where('name', '=', name).executeTakeFirst();
+    return this.core.db.selectFrom('accounts').select(['id', 'role']).where('name_key', '=', fold(name)).executeTakeFirst();
   }
 
   /**

@@ -7,6 +7,7 @@ import {
   type ReleaseStatus,
   templateAlreadyBound,
 } from '../domain/endpoint.ts';
+import { fold } from '../domain/name.ts';
 import { PAGE_MAX_BYTES, type Page } from '../domain/page.ts';
 import { type Core, page, SIZED, sizedPage, withinBudget } from './core.ts';
 import type { EndpointsTable, ReleasesTable } from './schema.ts';
@@ -51,6 +52,7 @@ export class EndpointRepository {
       .updateTable('endpoints')
       .set({
         name: endpoint.name,
+        name_key: fold(endpoint.name),
         template_id: endpoint.templateId,
         workers_min: endpoint.workersMin,
         workers_max: endpoint.workersMax,
@@ -216,6 +218,7 @@ function toEndpointRow(e: EndpointRecord): Omit<Selectable<EndpointsTable>, 'seq
   return {
     id: e.id,
     owner_id: e.ownerId,
+    name_key: fold(e.name),
     name: e.name,
     template_id: e.templateId,
     workers_min: e.workersMin,

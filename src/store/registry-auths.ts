@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { fold } from '../domain/name.ts';
 import type { Page } from '../domain/page.ts';
 import { type RegistryAuthRecord, registryAuthNameTaken, type SealedRegistryAuth } from '../domain/registry-auth.ts';
 import { type Core, page } from './core.ts';
@@ -27,6 +28,7 @@ export class RegistryAuthRepository {
           id: auth.id,
           owner_id: auth.ownerId,
           name: auth.name,
+          name_key: fold(auth.name),
           username: auth.username,
           password: auth.sealedPassword,
           created_at: auth.createdAt,

@@ -6,6 +6,8 @@ import type { Generated } from 'kysely';
 export interface AccountsTable {
   id: string;
   name: string;
+  /** The name as names are compared (domain/name.ts `fold`), unique per owner (migration 0021); null in rows written around the store. */
+  name_key: string | null;
   role: 'user' | 'platform';
   created_at: string;
 }
@@ -25,6 +27,8 @@ export interface TemplatesTable {
   owner_id: string;
   endpoint_id: string | null;
   name: string;
+  /** The name as names are compared (domain/name.ts `fold`), unique per owner (migration 0021); null in rows written around the store. */
+  name_key: string | null;
   image_name: string;
   category: string;
   container_disk_in_gb: number;
@@ -59,6 +63,8 @@ export interface EndpointsTable {
   id: string;
   owner_id: string;
   name: string;
+  /** The name as names are compared (domain/name.ts `fold`), unique per owner (migration 0021); null in rows written around the store. */
+  name_key: string | null;
   template_id: string;
   workers_min: number;
   workers_max: number;
@@ -168,6 +174,8 @@ export interface RegistryAuthsTable {
   id: string;
   owner_id: string;
   name: string;
+  /** The name as names are compared (domain/name.ts `fold`), unique per owner (migration 0021); null in rows written around the store. */
+  name_key: string | null;
   username: string;
   /** Sealed (sealing/keyring.ts): never the password in plain text. */
   password: string;

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { FieldError } from '../domain/errors.ts';
+import { fold } from '../domain/name.ts';
 import { templateJson } from '../domain/template.ts';
 import { contentProblems, templateProblems } from '../domain/validation.ts';
 import type { DumpTable } from '../store/dump/dump.ts';
@@ -34,6 +35,12 @@ function parsed(table: string, column: string, text: unknown, line: number): unk
 /** The row as it is to be written, checked (InvalidExport names the line and the fault) and with its derived columns rebuilt. */
 export function checkedRow(table: DumpTable, values: unknown[], line: number): unknown[] {
   if (table.name === 'templates') return templateRow(table, values, line);
+  const nameKey = table.columns.indexOf('name_key');
+  if (nameKey >= 0) {
+    const rebuilt = [...values];
+    rebuilt[nameKey] = keyOf(table, values);
+    return rebuilt;
+  }
   if (table.name === 'template_revisions') {
     const value = (name: string) => values[table.columns.indexOf(name)];
     const problems = contentProblems(parsed(table.name, 'snapshot', value('snapshot'), line));
@@ -48,6 +55,16 @@ export function checkedRow(table: DumpTable, values: unknown[], line: number): u
   return values;
 }
 
+/**
+ * The key a row's name is compared by, built again from the name (never taken from the stream as it is), or the key
+ * of its own that migration 0021 gave a row whose name folds as an older one's: that key with the row's id.
+ */
+function keyOf(table: DumpTable, values: unknown[]): string {
+  const value = (column: string) => values[table.columns.indexOf(column)];
+  const key = fold(String(value('name')));
+  return value('name_key') === `${key} (${String(value('id'))})` ? `${key} (${String(value('id'))})` : key;
+}
+
 function templateRow(table: DumpTable, values: unknown[], line: number): unknown[] {
   const row = Object.fromEntries(table.columns.map((column, i) => [column, values[i]])) as unknown as Selectable<TemplatesTable>;
   for (const flag of FLAGS) {
@@ -57,6 +74,6 @@ function templateRow(table: DumpTable, values: unknown[], line: number): unknown
   const template = toTemplate(row);
   const problems = templateProblems(JSON.parse(templateJson(template)));
   if (problems.length > 0) throw new InvalidExport(line, `template ${row.id} holds what the API refuses: ${said(problems)}`);
-  const rebuilt: Record<string, unknown> = { ...toRow(template), seq: row.seq };
+  const rebuilt: Record<string, unknown> = { ...toRow(template), seq: row.seq, name_key: keyOf(table, values) };
   return table.columns.map((column) => rebuilt[column]);
 }

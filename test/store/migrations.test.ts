@@ -5,6 +5,7 @@ import { Migrator } from 'kysely/migration';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
 import { Store } from '../../src/store/store.ts';
+import { toRow } from '../../src/store/templates/columns.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { at, templateRecord } from '../support/records.ts';
 
@@ -36,13 +37,12 @@ forEachDialect('migrations over existing data', (dialect) => {
         templateRecord({ ownerId: 'acc_a', env: { A: 'b' } }),
         templateRecord({ ownerId: 'acc_b' }),
       ];
-      const store = Store.open(dialectFor(db.url));
-      try {
-        for (const t of templates) await store.transaction((tx) => tx.templates.insert(t));
-      } finally {
-        await store.close();
-      }
       const raw = new Kysely<any>({ dialect: dialectFor(db.url).kysely });
+      // The rows as the store wrote them then: without the columns of later migrations.
+      for (const t of templates) {
+        const { name_key: _, ...row } = toRow(t);
+        await raw.insertInto('templates').values(row).execute();
+      }
       await sql`insert into endpoints (id, owner_id, name, template_id, workers_min, workers_max, version, created_at, updated_at)
         values ('ep1', 'acc_a', 'ep', ${templates[0]?.id}, 0, 1, 1, ${at}, ${at})`.execute(raw);
       await raw.destroy();
@@ -113,6 +113,75 @@ forEachDialect('migration 0012 over existing data', (dialect) => {
       await auth('ra3').execute(kysely);
       await sql`delete from registry_auths where id = 'ra1'`.execute(kysely);
       assert.equal(await count(), 2, 'an insert and a delete by plain SQL count too');
+    } finally {
+      await kysely.destroy();
+      await db.drop();
+    }
+  });
+});
+
+forEachDialect('migrations 0019 to 0021 over existing data', (dialect) => {
+  test('history is counted, foreign auths cleared, names keyed (twins keep keys of their own) and search folded again', async () => {
+    const db = await freshDatabase(dialect);
+    const sqlDialect = dialectFor(db.url);
+    const kysely = new Kysely<any>({ dialect: sqlDialect.kysely });
+    try {
+      const schema =
+        dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(kysely)).rows[0]?.s : undefined;
+      const migrator = new Migrator({
+        db: kysely,
+        provider: { getMigrations: async () => migrations(sqlDialect) },
+        migrationTableSchema: schema,
+      });
+      assert.equal((await migrator.migrateTo('0018-changes-told-to-the-writer')).error, undefined);
+      await sql`insert into accounts (id, name, role, created_at) values ('acc_a', 'a', 'user', ${at}), ('acc_b', 'b', 'user', ${at})`.execute(
+        kysely,
+      );
+      await sql`insert into registry_auths (id, owner_id, name, username, password, created_at) values ('ra_b', 'acc_b', 'b auth', 'u', 'sealed', ${at})`.execute(
+        kysely,
+      );
+      const templates = [
+        templateRecord({ ownerId: 'acc_a', name: 'Café', createdAt: '2026-01-01T00:00:00.000Z' }),
+        templateRecord({ ownerId: 'acc_a', name: 'cafe\u0301', createdAt: '2026-01-02T00:00:00.000Z' }),
+        templateRecord({ ownerId: 'acc_a', name: 'İstanbul', containerRegistryAuthId: 'ra_b' }),
+      ];
+      for (const t of templates) {
+        const { name_key: _, ...row } = toRow(t);
+        await kysely
+          .insertInto('templates')
+          .values({ ...row, search: t.name.toLowerCase() })
+          .execute();
+      }
+      await sql`insert into template_revisions (template_id, revision, snapshot, diff, key_id, created_at)
+        values (${templates[0]?.id}, 1, '{"x":1}', '[]', 'key', ${at})`.execute(kysely);
+      assert.equal((await migrator.migrateToLatest()).error, undefined);
+
+      const usage = (await sql<{ h: number }>`select history_bytes as h from account_usage where account_id = 'acc_a'`.execute(kysely))
+        .rows[0];
+      assert.equal(Number(usage?.h), '{"x":1}'.length + '[]'.length);
+      const rows = (
+        await sql<{
+          id: string;
+          name_key: string;
+          search: string;
+          container_registry_auth_id: string;
+        }>`select id, name_key, search, container_registry_auth_id
+          from templates order by created_at`.execute(kysely)
+      ).rows;
+      assert.deepEqual(
+        rows.map((r) => r.name_key),
+        ['café', `café (${templates[1]?.id})`, 'istanbul'],
+      );
+      assert.equal(rows[2]?.container_registry_auth_id, '', "another account's auth is cleared");
+      assert.match(rows[2]?.search ?? '', /^istanbul\n/);
+      await assert.rejects(
+        () =>
+          kysely
+            .insertInto('templates')
+            .values({ ...toRow(templateRecord({ ownerId: 'acc_a', name: 'CAFÉ' })) })
+            .execute(),
+        'a third Café is one name too many',
+      );
     } finally {
       await kysely.destroy();
       await db.drop();

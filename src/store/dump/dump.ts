@@ -37,7 +37,7 @@ const TIMESTAMPS = { created_at: 'timestamp', updated_at: 'timestamp' } as const
 // Every table of the install, in the order an import writes them (a table comes after those its rows refer to).
 // A table added later is one entry here, or one in DERIVED_TABLES.
 export const DUMP_TABLES = [
-  table('accounts', { id: 'text', name: 'text', role: 'text', created_at: 'timestamp' }, ['id']),
+  table('accounts', { id: 'text', name: 'text', role: 'text', created_at: 'timestamp', name_key: 'text?' }, ['id']),
   table('api_keys', { id: 'text', account_id: 'text', digest: 'text', prefix: 'text', created_at: 'timestamp', revoked_at: 'timestamp?' }, [
     'id',
   ]),
@@ -69,6 +69,7 @@ export const DUMP_TABLES = [
       ...TIMESTAMPS,
       search: 'text',
       body: 'text?',
+      name_key: 'text?',
     },
     ['seq'],
   ),
@@ -84,6 +85,7 @@ export const DUMP_TABLES = [
       workers_max: 'integer',
       version: 'integer',
       ...TIMESTAMPS,
+      name_key: 'text?',
     },
     ['seq'],
   ),
@@ -152,7 +154,16 @@ export const DUMP_TABLES = [
   // Passwords travel sealed, as stored: the importing install needs the same SECRETS_KEY (docs/security.md).
   table(
     'registry_auths',
-    { seq: 'serial', id: 'text', owner_id: 'text', name: 'text', username: 'text', password: 'text', created_at: 'timestamp' },
+    {
+      seq: 'serial',
+      id: 'text',
+      owner_id: 'text',
+      name: 'text',
+      username: 'text',
+      password: 'text',
+      created_at: 'timestamp',
+      name_key: 'text?',
+    },
     ['seq'],
   ),
   table('secret_key_check', { id: 'text', sealed: 'text' }, ['id']),

@@ -21,6 +21,7 @@ import * as valuesChecked from './0017-template-values-checked.ts';
 import * as changesTold from './0018-changes-told-to-the-writer.ts';
 import * as storagePerAccount from './0019-storage-per-account.ts';
 import * as authsOfOwner from './0020-registry-auths-of-their-owner.ts';
+import * as namesFolded from './0021-names-compared-folded.ts';
 
 // Every migration, in order.
 
@@ -48,6 +49,7 @@ const ordered: [string, DialectMigration][] = [
   ['0018-changes-told-to-the-writer', changesTold],
   ['0019-storage-per-account', storagePerAccount],
   ['0020-registry-auths-of-their-owner', authsOfOwner],
+  ['0021-names-compared-folded', namesFolded],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {

@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { fold } from '../../domain/name.ts';
 import type { RevisionRecord } from '../../domain/revision.ts';
 import { searchFold, type TemplateRecord, templateJson } from '../../domain/template.ts';
 import type { TemplateRevisionsTable, TemplatesTable } from '../schema.ts';
@@ -33,6 +34,7 @@ export const TEMPLATE_COLUMNS = [
   'updated_at',
   'search',
   'body',
+  'name_key',
 ] as const satisfies readonly (keyof TemplatesTable)[];
 // A column added to TemplatesTable and not listed above fails to compile here.
 const everyColumnListed: Exclude<keyof TemplatesTable, (typeof TEMPLATE_COLUMNS)[number]> extends never ? true : never = true;
@@ -66,6 +68,7 @@ export function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'
     updated_at: t.updatedAt,
     search: searchText(t),
     body: templateJson(t),
+    name_key: fold(t.name),
   };
 }
 
