@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { type Command, Option } from 'commander';
-import { stringify as toYaml } from 'yaml';
-import { type Column, note, out, printJson, table } from './output.ts';
+import { Document, isScalar, Scalar, visit } from 'yaml';
+import { type Column, escapeUnsafe, note, out, printJson, table } from './output.ts';
 
 // What every client command shares: the output flags and how a list or one resource is printed, usage errors,
 // confirmations, and the small parsers of flag values.
@@ -30,11 +30,25 @@ export function withOutput(command: Command, list = false): Command {
 
 export const formatOf = (flags: OutputFlags): Format => (flags.json ? 'json' : (flags.output ?? 'table'));
 
+/**
+ * YAML whose strings holding an unsafe character (output.ts) are double-quoted, where `\uXXXX` is an escape: every
+ * such character is then written as one, and the YAML reads back the same values.
+ */
+function safeYaml(value: unknown): string {
+  const document = new Document(value);
+  visit(document, {
+    Scalar(_key, node) {
+      if (isScalar(node) && typeof node.value === 'string' && escapeUnsafe(node.value) !== node.value) node.type = Scalar.QUOTE_DOUBLE;
+    },
+  });
+  return escapeUnsafe(document.toString());
+}
+
 /** Prints JSON or YAML and returns true; false when the format is a table, for the caller to print its own. */
 export function printData(value: unknown, flags: OutputFlags): boolean {
   const format = formatOf(flags);
   if (format === 'json') printJson(value);
-  else if (format === 'yaml') process.stdout.write(toYaml(value));
+  else if (format === 'yaml') process.stdout.write(safeYaml(value));
   else return false;
   return true;
 }

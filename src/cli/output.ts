@@ -5,20 +5,28 @@ import type { Shape } from './command.ts';
 // What the client commands print: aligned tables and detail views for people, the API's own JSON for scripts.
 
 /**
- * Text for a terminal: control characters other than newline and tab (ESC, the C1 controls, DEL…) shown as escapes,
- * so a template's content from another account can't move the cursor, retitle the window or write the clipboard.
+ * Characters another account's text must not bring to a terminal raw, whatever the format: control characters (ESC,
+ * the C1 controls, DEL: they move the cursor, retitle the window, write the clipboard) and those that reorder or hide
+ * text (bidirectional controls, zero-width and other invisible characters: they make one name look like another).
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+const hex = (c: string, digits: number) => c.charCodeAt(0).toString(16).padStart(digits, '0');
+
+/** Text for a terminal: newline and tab as they are, every other unsafe character as an escape (`\x1b`, `\u202e`). */
 export const terminalSafe = (text: string) =>
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-  text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  text.replace(UNSAFE, (c) => (c.charCodeAt(0) < 0x100 ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`));
+
+/** JSON or YAML text with each unsafe character written as a `\uXXXX` escape (both read it back as the same string). */
+export const escapeUnsafe = (text: string) => text.replace(UNSAFE, (c) => `\\u${hex(c, 4)}`);
 
 const line = (text: string) => (text.endsWith('\n') ? text : `${text}\n`);
 export const out = (text: string) => process.stdout.write(terminalSafe(line(text)));
 export const note = (text: string) => process.stderr.write(terminalSafe(line(text)));
 
-/** The API's JSON as it is, for scripts (JSON escapes the C0 controls itself). */
+/** The API's JSON as it is, for scripts: the same values, with every unsafe character escaped. */
 export function printJson(value: unknown): void {
-  process.stdout.write(line(JSON.stringify(value, null, 2)));
+  process.stdout.write(line(escapeUnsafe(JSON.stringify(value, null, 2))));
 }
 
 /** A table column: `flex` ones give up width when the terminal is narrow; `wide` ones show only with -o wide. */

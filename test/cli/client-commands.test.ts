@@ -6,6 +6,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { parse as parseYaml } from 'yaml';
 import { createPodplateClient } from '../../src/client/index.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { BIN, freePort, podplate, type ServerProcess, startServer } from '../support/process.ts';
@@ -159,6 +160,21 @@ forEachDialect('podplate client commands', (dialect) => {
     assert.doesNotMatch(shown, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     assert.match(shown, /\\x1b\]52;c;cm0gLXJmIH4=\\x07\\x1b\[2J\\x9b31m done/);
     assert.equal(json(['templates', 'get', created.id]).readme, hostile);
+    ok(['templates', 'delete', created.id, '--yes']);
+  });
+
+  test('C1 controls and text-reordering characters are escaped in every format, -o json and -o yaml too, which read back the same', () => {
+    const hostile = 'safe\u009b31m \u202eexe.txt \u200bzero';
+    const created = json(['templates', 'create', '--name', 'reordered', '--image', 'ubuntu', '--readme', hostile]);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters
+    const raw = /[\u0080-\u009f\u200b\u202e]/;
+    for (const format of ['table', 'wide', 'json', 'yaml']) {
+      const shown = ok(['templates', 'get', created.id, '-o', format]).stdout;
+      assert.doesNotMatch(shown, raw, format);
+      if (format === 'json') assert.equal(JSON.parse(shown).readme, hostile);
+      if (format === 'yaml') assert.equal(parseYaml(shown).readme, hostile);
+    }
+    assert.match(ok(['templates', 'get', created.id]).stdout, /safe\\x9b31m \\u202eexe\.txt \\u200bzero/);
     ok(['templates', 'delete', created.id, '--yes']);
   });
 
