@@ -38,7 +38,10 @@ export const temporaryBeside = (path: string): string => `${path}.${randomBytes(
  * `path` exists, where a rename would replace it), or, with `replace`, in its place at once (a rename).
  */
 function putInPlace(temporary: string, path: string, replace: boolean): void {
-  if (replace) return renameSync(temporary, path);
+  if (replace) {
+    renameSync(temporary, path);
+    return;
+  }
   linkSync(temporary, path);
   rmSync(temporary, { force: true });
 }

@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics: requests, the process, the database and the webhook outbox
-         * @description Request durations by route template and status, requests in flight, process and Node figures, the database pool's or group commits' figures, and the backlog of release webhooks, in the Prometheus text format. Needs no key; 503 while the database is unreachable.
+         * @description Request durations by route template and status, requests in flight, process and Node figures, the database pool's or group commits' figures, and the backlog of release webhooks (read from the database at most every 5 s), in the Prometheus text format. Needs no API key; when the operator sets METRICS_TOKEN, it needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). 503 while the database is unreachable.
          */
         get: operations["Metrics"];
         put?: never;
@@ -458,7 +458,7 @@ export interface components {
         };
         /** ContainerRegistryAuthCreateInput */
         ContainerRegistryAuthCreateInput: {
-            /** @description A name for these credentials, unique among your registry auths. Surrounding white space is trimmed. */
+            /** @description A name for these credentials, unique among your registry auths. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name); no control, invisible or text-reordering character, at least one visible one, and no word mixing Latin letters with Cyrillic or Greek ones. */
             name: string;
             /**
              * @description The password or access token for the registry, at most 16384 bytes. Stored encrypted; never shown again. At most 16384 bytes in UTF-8.
@@ -497,7 +497,7 @@ export interface components {
         };
         /** EndpointCreateInput */
         EndpointCreateInput: {
-            /** @description Name of the endpoint, unique among the endpoints of its owner. Surrounding white space is trimmed. */
+            /** @description Name of the endpoint, unique among the endpoints of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name); no control, invisible or text-reordering character, at least one visible one, and no word mixing Latin letters with Cyrillic or Greek ones. */
             name: string;
             /** @description A Serverless template of your own, not bound to another endpoint. */
             templateId: string;
@@ -518,7 +518,7 @@ export interface components {
             createdAt?: string;
             /** @description Read-only: accepted only with its current value. */
             id?: string;
-            /** @description New name of the endpoint, unique among the endpoints of its owner. Surrounding white space is trimmed. */
+            /** @description New name of the endpoint, unique among the endpoints of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name); no control, invisible or text-reordering character, at least one visible one, and no word mixing Latin letters with Cyrillic or Greek ones. */
             name?: string;
             /** @description Rebinds the endpoint to another Serverless template of your own, not bound to another endpoint; the old template is unbound and a rolling release to the new one starts. */
             templateId?: string;
@@ -948,7 +948,7 @@ export interface components {
              * @default false
              */
             isServerless?: boolean;
-            /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. */
+            /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name); no control, invisible or text-reordering character, at least one visible one, and no word mixing Latin letters with Cyrillic or Greek ones. */
             name: string;
             /**
              * @description Ports exposed on a Pod or worker, each `<port number>/<protocol>` with protocol `http` or `tcp`.
@@ -1100,7 +1100,7 @@ export interface components {
             isPublic?: boolean;
             /** @description `true`: instances created from the template are Serverless workers. `false`: they are Pods. Accepted, and ignored, when it equals the current value; another value is a 400: it can't be changed after creation. */
             isServerless?: boolean;
-            /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. */
+            /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name); no control, invisible or text-reordering character, at least one visible one, and no word mixing Latin letters with Cyrillic or Greek ones. */
             name?: string;
             /** @description The account name of the template's owner (list items carry it). Accepted, and ignored, when it equals the current value; another value is a 400. */
             ownerName?: string;
@@ -1188,6 +1188,17 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Service unavailable */

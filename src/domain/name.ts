@@ -37,6 +37,7 @@ export const NAME_PATTERN =
   `^(?![\\s\\S]*[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN}])` + `(?=[\\s\\S]*[^\\s${SHAPING}])` + `(?![\\s\\S]*(?:${MIXED}))[\\s\\S]*$`;
 
 const HIDDEN_CHARACTER = new RegExp(`[${HIDDEN}]`);
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 const VISIBLE = new RegExp(`[^\\s${SHAPING}]`);
 const MIXED_WORD = new RegExp(MIXED);

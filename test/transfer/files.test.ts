@@ -61,7 +61,7 @@ test('a missing folder or file is one line and exit 1', () =>
   }));
 
 test('a database or secrets key file of another user is refused, naming it', () =>
-  withInstall((dir, env) => {
+  withInstall((_dir, env) => {
     const file = (env.DATABASE_URL as string).slice('sqlite:'.length);
     const key = `${file}.secrets-key`;
     assert.equal(podplate(['secrets', 'rotate'], env).code, 0, 'makes the key file');

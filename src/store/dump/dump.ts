@@ -275,20 +275,39 @@ export async function readSnapshot<T>(dialect: SqlDialect, read: (reader: DumpRe
   }
 }
 
+/** A page of an export holds at most this many bytes of text (and at least one row): memory follows bytes, not rows. */
+export const PAGE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A table's rows down its key, a page at a time: at most `size` rows and, past its first row, PAGE_BYTES of text.
+ * Each page's rows are chosen by their key and the size of their text alone (read from each value's length, not the
+ * value: PostgreSQL's octet_length leaves a stored value as it is), and only those fetched whole.
+ */
 async function* pages(db: Kysely<Tables>, t: DumpTable, size: number, filter?: RawBuilder<unknown>): AsyncGenerator<unknown[][]> {
-  const columns = sql.join(t.columns.map((c) => sql.ref(c)));
-  const key = sql.join(t.key.map((c) => sql.ref(c)));
+  const keyRefs = t.key.map((c) => sql.ref(c));
+  const key = sql.join(keyRefs);
   const keyAt = t.key.map((c) => t.columns.indexOf(c));
+  const texts = t.columns.filter((_, i) => t.kinds[i]?.startsWith('text'));
+  const bytes = sql.join([...texts.map((c) => sql`coalesce(octet_length(${sql.ref(c)}), 0)`), sql`64`], sql` + `);
+  const columns = sql.join(t.columns.map((c) => sql`t.${sql.ref(c)}`));
+  const joined = sql.join(
+    t.key.map((c) => sql`t.${sql.ref(c)} = s.${sql.ref(c)}`),
+    sql` and `,
+  );
   let after: unknown[] | undefined;
   for (;;) {
     const where = [...(filter ? [filter] : []), ...(after ? [sql`(${key}) > (${sql.join(after)})`] : [])];
-    const query = sql<Record<string, unknown>>`select ${columns} from ${sql.table(t.name)}
-      ${where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``} order by ${key} limit ${size}`;
+    const query = sql<Record<string, unknown>>`with candidates as (
+        select ${key}, ${bytes} as bytes from ${sql.table(t.name)}
+        ${where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``} order by ${key} limit ${size}),
+      sized as (select ${key}, sum(bytes) over (order by ${key} rows between unbounded preceding and current row) as running,
+        row_number() over (order by ${key}) as rank from candidates)
+      select ${columns} from sized s join ${sql.table(t.name)} t on ${joined}
+      where s.rank = 1 or s.running <= ${PAGE_BYTES} order by ${sql.join(t.key.map((c) => sql`t.${sql.ref(c)}`))}`;
     const { rows } = await query.execute(db);
     if (rows.length === 0) return;
     const values = rows.map((row) => t.columns.map((c) => row[c]));
     yield values;
-    if (rows.length < size) return;
     const last = values[values.length - 1] as unknown[];
     after = keyAt.map((i) => last[i]);
   }
