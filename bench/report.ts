@@ -1,4 +1,5 @@
 import { TERMS } from './catalogue.ts';
+import type { Fairness } from './fairness.ts';
 import type { Figures } from './load.ts';
 import type { Delivery } from './outbox.ts';
 import { SEARCH_CLIENTS } from './search.ts';
@@ -28,6 +29,7 @@ export interface Transfer {
 export const rows: Row[] = [];
 export const transfers: Transfer[] = [];
 export const deliveries: Delivery[] = [];
+export const fairnessFigures: Fairness[] = [];
 /** Peak RSS of the scale run's server, by database. */
 export const peakRss: Record<string, number> = {};
 /** Peak RSS once four clients have read pages of large templates at once, by database. */
@@ -96,6 +98,20 @@ export function targets() {
         (v) => v >= 0.8,
       );
   }
+  for (const f of fairnessFigures) {
+    add(
+      `another tenant's small writes under ~800 KB updates on 8 connections: p50 <= 50 ms (${f.dialect})`,
+      f.writes.p50,
+      (v) => v <= 50,
+      ' ms',
+    );
+    add(
+      `another tenant's webhook behind 90 large releases: within 1 s of its time alone (${f.dialect})`,
+      f.delivery.behindMs - f.delivery.aloneMs,
+      (v) => v <= 1000,
+      ' ms',
+    );
+  }
   for (const t of transfers) {
     const floor = t.name === 'export' ? 20_000 : 10_000;
     add(`${t.name} ${t.dialect} >= ${floor.toLocaleString('en')} templates/s`, t.templatesPerSecond, (v) => v >= floor, '/s');
@@ -119,6 +135,13 @@ export function table(): string {
       (d) =>
         `| enqueued to acknowledged | ${d.dialect} | ${d.delivered.toLocaleString('en')} | ${d.events.toLocaleString('en')} | ${Math.round(d.rate).toLocaleString('en')} | ${d.rates.map((r) => Math.round(r)).join(', ')} |`,
     ),
+    '',
+    '| fairness | database | another tenant alone | meanwhile | the heavy tenant |',
+    '|---|---|---:|---:|---|',
+    ...fairnessFigures.flatMap((f) => [
+      `| small writes (p50 / p99 ms) while ~800 KB updates come on 8 connections | ${f.dialect} | ${f.writes.aloneP50} / ${f.writes.aloneP99} | ${f.writes.p50} / ${f.writes.p99} | ${f.writes.heavyAccepted.toFixed(1)}/s accepted, ${f.writes.heavyRefused.toFixed(1)}/s refused (429) |`,
+      `| a webhook (ms from the update) behind ${f.delivery.backlog} large releases | ${f.dialect} | ${f.delivery.aloneMs} | ${f.delivery.behindMs} | ${f.delivery.backlog} releases on 30 endpoints |`,
+    ]),
     '',
     '| move | database | templates | rows | seconds | templates/s | peak RSS MB |',
     '|---|---|---:|---:|---:|---:|---:|',

@@ -4,10 +4,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { abuse } from './abuse.ts';
+import { fairness } from './fairness.ts';
 import { load, type Request } from './load.ts';
 import { outboxDelivery } from './outbox.ts';
 import { database, peakRssMb, podplate, resetPeakRss, root, start, stop } from './processes.ts';
-import { deliveries, pagesRss, peakRss, rows, seedSeconds, type Transfer, table, targets, transfers } from './report.ts';
+import { deliveries, fairnessFigures, pagesRss, peakRss, rows, seedSeconds, type Transfer, table, targets, transfers } from './report.ts';
 import { searchScenarios } from './search.ts';
 import { seedCatalogue, seedCatalogueRevisions, seededIds } from './seed.ts';
 import { CONNECTIONS, mode, SETTINGS, SMALL, WIDE } from './settings.ts';
@@ -214,6 +215,7 @@ try {
   for (const dialect of SETTINGS.dialects) {
     await service(dialect);
     deliveries.push(...(await outboxDelivery(dialect)));
+    fairnessFigures.push(await fairness(dialect, SETTINGS.duration));
   }
 } finally {
   await stop(ceilingServer);
@@ -230,6 +232,7 @@ const report = {
   largePagesPeakRssMb: pagesRss,
   catalogueSeedSeconds: seedSeconds,
   deliveries,
+  fairness: fairnessFigures,
   transfers,
   targets: targets(),
 };

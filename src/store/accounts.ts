@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { type AccountRecord, type ApiKeyInfo, type ApiKeyRecord, type Principal, type Role, roleMismatch } from '../domain/account.ts';
 import { fold } from '../domain/name.ts';
 import type { AccountUsage } from '../domain/quota.ts';
@@ -115,6 +116,18 @@ export class AccountRepository {
       .returning('digest')
       .execute();
     return revoked.length > 0;
+  }
+
+  /**
+   * Holds the account's usage row (PostgreSQL: made if missing, then FOR UPDATE) until the transaction ends, so that
+   * what a write reads of the account's use before and after it is its own doing: the account's writes that count
+   * take turns, as the triggers' update of that row would make them anyway. SQLite runs one writer at a time.
+   */
+  async lockUsage(accountId: string): Promise<void> {
+    this.core.requireTransaction("Locking an account's usage");
+    if (!this.core.locksRows) return;
+    await sql`insert into account_usage (account_id) values (${accountId}) on conflict (account_id) do nothing`.execute(this.core.db);
+    await this.core.db.selectFrom('account_usage').select('account_id').where('account_id', '=', accountId).forUpdate().execute();
   }
 
   /** What the account holds, as the database's triggers keep it (migration 0005). */

@@ -9,6 +9,7 @@ import type { Transaction } from '../store/store.ts';
  */
 export async function withinQuotas<T>(tx: Transaction, accountId: string, quotas: Quotas, write: () => Promise<T>): Promise<T> {
   if (!quotasOn(quotas)) return write();
+  await tx.accounts.lockUsage(accountId);
   const before = await tx.accounts.usage(accountId);
   const result = await write();
   const after = await tx.accounts.usage(accountId);
