@@ -40,40 +40,40 @@ export class Limits {
   }
 
   /**
-   * Takes `cost` tokens (at most a bucket's worth) from `name`, which allows `perMinute` a minute: 0 when taken, else
-   * how many ms until they are.
+   * Takes `cost` tokens (at most a bucket's worth) from `name`, which allows `perMinute` a minute in bursts of
+   * `burst` (a minute's worth unless given): 0 when taken, else how many ms until they are.
    */
-  async take(name: string, perMinute: number, cost = 1): Promise<number> {
+  async take(name: string, perMinute: number, cost = 1, burst = perMinute): Promise<number> {
     const now = Date.now();
-    const need = Math.min(cost, perMinute);
-    const bucket = this.bucket(name, perMinute, now);
-    if (!this.shared) return this.takeHere(bucket, perMinute, now, need);
+    const need = Math.min(cost, burst);
+    const bucket = this.bucket(name, burst, now);
+    if (!this.shared) return this.takeHere(bucket, perMinute, burst, now, need);
     for (;;) {
       if (bucket.tokens >= need) {
         bucket.tokens -= need;
         return 0;
       }
       if (bucket.emptyUntil > Date.now()) return bucket.emptyUntil - Date.now();
-      bucket.taking ??= this.lease(name, bucket, perMinute, need - bucket.tokens).finally(() => {
+      bucket.taking ??= this.lease(name, bucket, perMinute, burst, need - bucket.tokens).finally(() => {
         bucket.taking = undefined;
       });
       await bucket.taking;
     }
   }
 
-  private bucket(name: string, perMinute: number, now: number): Bucket {
+  private bucket(name: string, burst: number, now: number): Bucket {
     let bucket = this.buckets.get(name);
     if (!bucket) {
       if (this.buckets.size >= MAX_BUCKETS) this.buckets.delete(this.buckets.keys().next().value as string);
-      bucket = { tokens: this.shared ? 0 : perMinute, at: now, lease: 1, emptyUntil: 0 };
+      bucket = { tokens: this.shared ? 0 : burst, at: now, lease: 1, emptyUntil: 0 };
       this.buckets.set(name, bucket);
     }
     return bucket;
   }
 
-  private takeHere(bucket: Bucket, perMinute: number, now: number, need: number): number {
+  private takeHere(bucket: Bucket, perMinute: number, burst: number, now: number, need: number): number {
     const perMs = perMinute / 60_000;
-    bucket.tokens = Math.min(perMinute, bucket.tokens + (now - bucket.at) * perMs);
+    bucket.tokens = Math.min(burst, bucket.tokens + (now - bucket.at) * perMs);
     bucket.at = now;
     if (bucket.tokens >= need) {
       bucket.tokens -= need;
@@ -86,14 +86,14 @@ export class Limits {
    * Leases tokens from the shared bucket, at least `short` of them; a lease spent quickly makes the next one larger,
    * a slow one smaller.
    */
-  private async lease(name: string, bucket: Bucket, perMinute: number, short: number): Promise<void> {
+  private async lease(name: string, bucket: Bucket, perMinute: number, burst: number, short: number): Promise<void> {
     const now = Date.now();
-    const largest = Math.max(1, Math.ceil(perMinute / 60));
+    const largest = Math.max(1, Math.ceil(Math.min(perMinute / 60, burst)));
     bucket.lease = now - bucket.at < 1000 ? Math.min(largest, bucket.lease * 2) : Math.max(1, Math.floor(bucket.lease / 2));
     bucket.at = now;
     const perMs = perMinute / 60_000;
     const want = Math.max(bucket.lease, Math.ceil(short));
-    const taken = await (this.shared as TakeShared)(name, want, perMinute, perMs);
+    const taken = await (this.shared as TakeShared)(name, want, burst, perMs);
     bucket.tokens += taken.granted;
     if (taken.granted === 0) bucket.emptyUntil = Date.now() + Math.ceil((short - taken.tokens) / perMs);
   }
