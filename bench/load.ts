@@ -1,16 +1,23 @@
-import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type autocannon from 'autocannon';
+import { GENERATOR_CORE } from './processes.ts';
 import { CONNECTIONS, SETTINGS } from './settings.ts';
 
-// The load: autocannon over requests given up front, or one request after another, each timed.
+// The load, and what it cost the server. wrk (C, one thread) runs in a process of its own, pinned to a core the
+// server is not pinned to, so that the generator neither shares the server's core nor runs in the bench's process;
+// the figure of merit is the server process's own CPU time per request (/proc/<pid>/stat: utime + stime over the
+// requests answered), next to requests per second. Searches timed one at a time use autocannon (figures()).
 
 /**
  * A request of the load; `key`, when given, is its own (the run's key otherwise). With `paths`, each request sent
- * takes the next of them, whichever connection sends it: autocannon cycles its list per connection, from the start,
- * so 50 connections over a list of 50,000 read the same first few thousand (2,804 distinct ids in 6 s, measured).
+ * takes the next of them, whichever connection sends it; "[<id>]" in a body becomes a number unique to the request.
  */
 export type Request = { method?: string; path: string; body?: string; key?: string; paths?: string[] };
 
-/** A scenario's figures: requests/s, latencies in ms, and the requests that failed (5xx among them). */
+/** A scenario's figures: requests/s, latencies in ms, the requests that failed (5xx among them), the server's CPU. */
 export interface Figures {
   name: string;
   rps: number;
@@ -18,58 +25,122 @@ export interface Figures {
   p99: number;
   errors: number;
   serverErrors: number;
+  /** The server's CPU time per request answered, in µs (user and system). */
+  cpuUs?: number;
 }
 
-let unique = 0;
+/** A process whose CPU time is read: the server under load. */
+export interface Measured {
+  url: string;
+  pid: number;
+}
 
-/**
- * Runs the load: the requests are given up front and cycled (autocannon's cheapest mode, so the load generator
- * is not the bottleneck); "[<id>]" in a body becomes a number unique to the request.
- */
+const TICKS_PER_SECOND = Number(process.env.CLK_TCK ?? 100);
+
+/** The CPU time `pid` has used, in seconds (user and system), from /proc. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // utime and stime are the 14th and 15th fields of the line; [1] starts at the 3rd.
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** A Lua string literal (the texts are printable: JSON's escapes of quotes and backslashes are Lua's). */
+const lua = (text: string) => JSON.stringify(text);
+
+/** The wrk script: the requests in turn across connections, bodies numbered, statuses counted and reported on done. */
+function script(requests: Request[], key: string | undefined): string {
+  const entries = requests.flatMap((r) => (r.paths ?? [r.path]).map((path) => ({ ...r, path })));
+  const table = entries
+    .map((r) => {
+      const headers = [`["content-type"]="application/json"`];
+      const k = r.key ?? key;
+      if (k) headers.push(`["authorization"]=${lua(`Bearer ${k}`)}`);
+      return `{m=${lua(r.method ?? 'GET')},p=${lua(r.path)},h={${headers.join(',')}},b=${r.body ? lua(r.body) : 'nil'}}`;
+    })
+    .join(',\n');
+  return `local requests = {${table}}
+local n, unique = 0, 0
+local statuses = {}
+request = function()
+  n = n + 1
+  local r = requests[(n - 1) % #requests + 1]
+  local body = r.b
+  if body then unique = unique + 1; body = body:gsub("%[<id>%]", tostring(unique)) end
+  return wrk.format(r.m, r.p, r.h, body)
+end
+response = function(status)
+  statuses[status] = (statuses[status] or 0) + 1
+end
+done = function(summary, latency)
+  local errors, server = 0, 0
+  for status, count in pairs(statuses) do
+    if status >= 300 then errors = errors + count end
+    if status >= 500 then server = server + count end
+  end
+  errors = errors + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout
+  io.write(string.format('{"requests":%d,"seconds":%f,"p50":%f,"p99":%f,"errors":%d,"serverErrors":%d}\\n',
+    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000, latency:percentile(99) / 1000, errors, server))
+end
+`;
+}
+
+/** Runs wrk for `seconds` on its own core; its summary. */
+async function wrk(url: string, file: string, seconds: number, connections: number, timeout: number) {
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    `-d${Math.max(1, Math.round(seconds))}s`,
+    `--timeout`,
+    `${Math.max(1, Math.ceil(timeout / 1000))}s`,
+    '-s',
+    file,
+    url,
+  ];
+  const child = spawn('taskset', ['-c', String(GENERATOR_CORE), 'wrk', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
+  if (code !== 0 || !line) throw new Error(`wrk ${args.join(' ')} failed (${code}): ${out}`);
+  return JSON.parse(line) as { requests: number; seconds: number; p50: number; p99: number; errors: number; serverErrors: number };
+}
+
+/** Runs the load on `server` after a warm-up: its rate, latencies, failures, and the server's CPU per request. */
 export async function load(
   name: string,
-  url: string,
+  server: Measured,
   requests: Request[],
   key?: string,
   options: { seconds?: number; connections?: number; timeout?: number } = {},
 ): Promise<Figures> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (key) headers.authorization = `Bearer ${key}`;
-  const settings = (duration: number) =>
-    ({
-      url,
-      connections: options.connections ?? CONNECTIONS,
-      duration,
-      ...(options.timeout ? { timeout: options.timeout } : {}),
-      headers,
-      // Unique bodies need a callback per request; reads don't pay for it.
-      requests: requests.map((r) => {
-        const own = r.key ? { headers: { ...headers, authorization: `Bearer ${r.key}` } } : {};
-        if (r.paths) {
-          const paths = r.paths;
-          let next = 0;
-          return {
-            method: r.method ?? 'GET',
-            path: r.path,
-            ...own,
-            setupRequest: (req: autocannon.Request) => ({ ...req, path: paths[next++ % paths.length] }),
-          };
-        }
-        return r.body?.includes('[<id>]')
-          ? {
-              method: r.method,
-              path: r.path,
-              ...own,
-              setupRequest: (req: autocannon.Request) => ({ ...req, body: r.body?.replace('[<id>]', String(unique++)) }),
-            }
-          : { method: r.method ?? 'GET', path: r.path, body: r.body, ...own };
-      }),
-    }) as autocannon.Options;
-  await autocannon(settings(SETTINGS.warmup));
-  return figures(name, await autocannon(settings(options.seconds ?? SETTINGS.duration)));
+  const dir = mkdtempSync(join(tmpdir(), 'podplate-load-'));
+  try {
+    const file = join(dir, 'load.lua');
+    writeFileSync(file, script(requests, key));
+    const connections = options.connections ?? CONNECTIONS;
+    const timeout = options.timeout ?? 10_000;
+    const url = new URL(requests[0]?.path ?? '/', server.url).origin;
+    await wrk(url, file, SETTINGS.warmup, connections, timeout);
+    const cpuBefore = cpuSeconds(server.pid);
+    const r = await wrk(url, file, options.seconds ?? SETTINGS.duration, connections, timeout);
+    const cpu = cpuSeconds(server.pid) - cpuBefore;
+    return {
+      name,
+      rps: r.requests / r.seconds,
+      p50: Math.round(r.p50 * 10) / 10,
+      p99: Math.round(r.p99 * 10) / 10,
+      errors: r.errors,
+      serverErrors: r.serverErrors,
+      cpuUs: r.requests > 0 ? (cpu * 1e6) / r.requests : 0,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
-/** A scenario's figures from autocannon's result. */
+/** A scenario's figures from autocannon's result (the searches' one client, timed by autocannon). */
 export function figures(name: string, result: autocannon.Result): Figures {
   return {
     name,

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -10,14 +10,24 @@ import pg from 'pg';
 export const root = fileURLToPath(new URL('..', import.meta.url));
 const postgresAdmin = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
+/**
+ * The servers run on one core and the load generator on another (taskset), so that neither takes the other's CPU
+ * and the server's own CPU time per request is what it costs. (PostgreSQL's processes are not pinned.)
+ */
+export const SERVER_CORE = 0;
+export const GENERATOR_CORE = cpus().length > 1 ? 1 : 0;
+
 export interface Server {
   url: string;
   child: ChildProcess;
+  /** The server process's pid (taskset runs it in its own place). */
+  pid: number;
 }
 
+/** Starts a Node program of this repository (`args`, as `node` takes them) on the server's core, with the bench's Node. */
 export async function start(args: string[], env: Record<string, string>, readPort: boolean): Promise<Server> {
   const port = readPort ? 0 : await freePort();
-  const child = spawn(process.execPath, args, {
+  const child = spawn('taskset', ['-c', String(SERVER_CORE), process.execPath, ...args], {
     cwd: root,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -33,7 +43,7 @@ export async function start(args: string[], env: Record<string, string>, readPor
     if (announced) {
       try {
         const r = await fetch(`http://127.0.0.1:${announced}/healthz`);
-        if (r.status < 500) return { url: `http://127.0.0.1:${announced}`, child };
+        if (r.status < 500) return { url: `http://127.0.0.1:${announced}`, child, pid: child.pid as number };
       } catch {}
     }
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`could not start ${args.join(' ')}`);

@@ -23,10 +23,13 @@ import { CONNECTIONS, mode, SETTINGS, SMALL, WIDE } from './settings.ts';
 const ceilingServer = await start(['bench/ceiling.ts'], {}, true);
 let latestCeiling = 0;
 
+let latestCeilingCpu = 0;
+
 async function measureCeiling(): Promise<void> {
-  const r = await load('ceiling: bare Fastify, constant Template', ceilingServer.url, [{ path: '/v1/templates/c0nstant0templat' }]);
-  rows.push({ ...r, dialect: '-', templates: 0, ratio: 1 });
+  const r = await load('ceiling: bare Fastify, constant Template', ceilingServer, [{ path: '/v1/templates/c0nstant0templat' }]);
+  rows.push({ ...r, dialect: '-', templates: 0, ratio: 1, cpuRatio: 1 });
   latestCeiling = r.rps;
+  latestCeilingCpu = r.cpuUs ?? 0;
 }
 
 async function service(dialect: string): Promise<void> {
@@ -75,6 +78,7 @@ async function service(dialect: string): Promise<void> {
         // More templates than the default read cache holds (CACHE_MAX_MB): the peak RSS is read with it full.
         getWide: [{ path: '/v1/templates', paths: wide.map((id) => `/v1/templates/${id}?includePublicTemplates=true`) }],
         list: [{ path: '/v1/templates?includePublicTemplates=true&limit=100' }],
+        list20: [{ path: '/v1/templates?includePublicTemplates=true&limit=20' }],
         create: tenants.map((tenant) => ({ method: 'POST', path: '/v1/templates', body: createBody, key: tenant })),
         update: own.map(({ id, key }) => ({ method: 'POST', path: `/v1/templates/${id}/update`, body: '{"readme":"readme [<id>]"}', key })),
         createOne: [{ method: 'POST', path: '/v1/templates', body: createBody }],
@@ -83,17 +87,24 @@ async function service(dialect: string): Promise<void> {
         get: 'GET /v1/templates/{id}',
         getWide: `GET /v1/templates/{id} over ${wide.length.toLocaleString('en')} ids`,
         list: 'GET /v1/templates (page of 100)',
+        list20: 'GET /v1/templates (page of 20)',
         create: `POST /v1/templates (${tenants.length} tenants)`,
         update: `POST /v1/templates/{id}/update (${tenants.length} tenants)`,
         createOne: 'POST /v1/templates, one account',
       };
       for (const s of scenarios) {
         if (s === 'get' && total === SMALL) await measureCeiling();
-        const r = await load(labels[s] as string, server.url, all[s] as Request[], key);
-        rows.push({ ...r, dialect, templates: total, ratio: r.rps / latestCeiling });
+        const r = await load(labels[s] as string, server, all[s] as Request[], key);
+        rows.push({
+          ...r,
+          dialect,
+          templates: total,
+          ratio: r.rps / latestCeiling,
+          cpuRatio: r.cpuUs ? latestCeilingCpu / r.cpuUs : undefined,
+        });
       }
     };
-    await measure(SMALL, ['get', 'list', 'create', 'update', 'createOne']);
+    await measure(SMALL, ['get', 'list', 'list20', 'create', 'update', 'createOne']);
     // Abuse: junk bodies, and four pages of large templates at once while another tenant reads.
     const hoarder = podplate(['keys', 'create', '--user', 'hoarder'], env);
     const other = `/v1/templates/${seededIds(1, SMALL, SETTINGS.large)[0]}?includePublicTemplates=true`;
@@ -132,8 +143,7 @@ async function service(dialect: string): Promise<void> {
     seedSeconds[dialect] = (seedSeconds[dialect] ?? 0) + (await seedCatalogue(db.url, SMALL, SETTINGS.large, SETTINGS.large));
     server = await start(['bin/podplate.js', 'serve'], env, false);
     await measure(SETTINGS.large, ['get', 'list', 'getWide']);
-    for (const r of await searchScenarios(server.url, searcher, key, SETTINGS.large))
-      rows.push({ ...r, dialect, templates: SETTINGS.large });
+    for (const r of await searchScenarios(server, searcher, key, SETTINGS.large)) rows.push({ ...r, dialect, templates: SETTINGS.large });
     peakRss[dialect] = peakRssMb(server.child.pid);
     await stop(server);
   } finally {

@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { TERMS } from './catalogue.ts';
-import { type Figures, figures, load, quantile, timedGet } from './load.ts';
+import { type Figures, figures, load, type Measured, quantile, timedGet } from './load.ts';
 import { seededIds } from './seed.ts';
 import { SETTINGS } from './settings.ts';
 
@@ -26,7 +26,8 @@ const nextOf = (link: string | null) => (link ? /<([^>]+)>;\s*rel="next"/.exec(l
  * The search scenarios, each as a row of figures: `searcher` (a key with no templates of its own) searches; `reader`
  * reads by id, as the scale run's GET does.
  */
-export async function searchScenarios(url: string, searcher: string, reader: string, total: number): Promise<Figures[]> {
+export async function searchScenarios(server: Measured, searcher: string, reader: string, total: number): Promise<Figures[]> {
+  const url = server.url;
   const out: Figures[] = [];
   // One client, one search after another: what a user waits for.
   for (const [kind, term] of SEARCHES) {
@@ -34,7 +35,7 @@ export async function searchScenarios(url: string, searcher: string, reader: str
     if (first.status !== 200) throw new Error(`search ${term}: ${first.status} ${first.body}`);
     const found = (JSON.parse(first.body) as unknown[]).length;
     out.push(
-      await load(`search "${term}" (${kind}; ${found} on page 1), 1 client`, url, [{ path: searchPath(term) }], searcher, {
+      await load(`search "${term}" (${kind}; ${found} on page 1), 1 client`, server, [{ path: searchPath(term) }], searcher, {
         connections: 1,
       }),
     );

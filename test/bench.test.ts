@@ -30,6 +30,7 @@ test('npm run bench -- --smoke runs every scenario and reports figures and targe
       'ceiling: bare Fastify, constant Template - 0',
       'GET /v1/templates/{id} sqlite 1000',
       'GET /v1/templates (page of 100) sqlite 1000',
+      'GET /v1/templates (page of 20) sqlite 1000',
       'POST /v1/templates (2 tenants) sqlite 1000',
       'POST /v1/templates/{id}/update (2 tenants) sqlite 1000',
       'POST /v1/templates, one account sqlite 1000',
@@ -65,7 +66,16 @@ test('npm run bench -- --smoke runs every scenario and reports figures and targe
       else assert.ok(row.p99 > 0, `${row.name} was timed`);
       assert.equal(row.errors, 0, `${row.name} without errors`);
       if (!apart) assert.equal(typeof row.ratio, 'number');
+      // The server's own CPU per request, measured beside every load wrk ran (the searches' one client included).
+      if (!/junk|at once|meanwhile|sparse|clients/.test(row.name)) assert.ok(row.cpuUs > 0, `${row.name}: CPU per request`);
+      if (!apart) assert.equal(typeof row.cpuRatio, 'number');
     }
+    // Fairness between tenants: another's small writes under a heavy tenant's, and its webhook behind a backlog.
+    assert.deepEqual(
+      report.fairness.map((f: { dialect: string }) => f.dialect),
+      ['sqlite'],
+    );
+    assert.ok(report.fairness[0].writes.p50 > 0 && report.fairness[0].delivery.behindMs > 0);
     // Webhook delivery, with an empty outbox and with 2,000 delivered events in it (smoke's size).
     assert.deepEqual(
       report.deliveries.map((d: { dialect: string; events: number }) => `${d.dialect} ${d.events}`),
@@ -91,6 +101,9 @@ test('npm run bench -- --smoke runs every scenario and reports figures and targe
       'no 5xx: GET by id and searches meanwhile (sqlite)',
       'sparse filter: page ',
       'outbox delivery with ',
+      'GET by id, SQLite: CPU per request <= 1.43 x',
+      "another tenant's small writes under",
+      "another tenant's webhook behind 90 large releases",
     ])
       assert.ok(
         targets.some((t: string) => t.startsWith(target)),
