@@ -11,6 +11,7 @@ const SLOW = [
   'test/bench.test.ts',
   'test/cli.test.ts',
   'test/cli/*.test.ts',
+  'test/images/{checks,pins}.test.ts',
   'test/ui/{browser,browse,live,reading,secrets}.test.ts',
   'test/secrets.test.ts',
   'test/server.test.ts',

@@ -132,6 +132,8 @@ export interface ReleaseRecord {
   workersTotal: number;
   createdAt: string;
   updatedAt: string;
+  /** The image digest the release rolls out: its revision's pin when it started; null when it had none yet. */
+  imageDigest: string | null;
 }
 
 /** How far the webhook announcing a release has got. */

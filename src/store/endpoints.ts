@@ -133,6 +133,7 @@ export class EndpointRepository {
         workers_total: release.workersTotal,
         created_at: release.createdAt,
         updated_at: release.updatedAt,
+        image_digest: release.imageDigest,
       })
       .execute();
   }
@@ -251,5 +252,6 @@ function toRelease(row: Selectable<ReleasesTable>): ReleaseRecord {
     workersTotal: row.workers_total,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    imageDigest: row.image_digest,
   };
 }

@@ -19,6 +19,7 @@ import * as searchFollows from './0015-search-follows-columns.ts';
 import * as finalSigma from './0016-search-final-sigma.ts';
 import * as valuesChecked from './0017-template-values-checked.ts';
 import * as changesTold from './0018-changes-told-to-the-writer.ts';
+import * as imageChecks from './0040-image-checks.ts';
 
 // Every migration, in order.
 
@@ -44,6 +45,7 @@ const ordered: [string, DialectMigration][] = [
   ['0016-search-final-sigma', finalSigma],
   ['0017-template-values-checked', valuesChecked],
   ['0018-changes-told-to-the-writer', changesTold],
+  ['0040-image-checks', imageChecks],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {
