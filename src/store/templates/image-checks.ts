@@ -1,4 +1,4 @@
-import { type CompiledQuery, sql } from 'kysely';
+import type { CompiledQuery } from 'kysely';
 import type { ImageCheck } from '../../domain/image-check.ts';
 import { type TemplateRecord, templateJson } from '../../domain/template.ts';
 import type { Core } from '../core.ts';
@@ -8,7 +8,7 @@ import type { Core } from '../core.ts';
 // The digest each revision is pinned to lives in its revision's row.
 
 /** What the root store may do with image checks: read. Writes are a transaction's (store.ts). */
-export type ImageCheckReads = Pick<ImageCheckRepository, 'queued' | 'dueSql' | 'dueCount'>;
+export type ImageCheckReads = Pick<ImageCheckRepository, 'queued' | 'dueSql'>;
 
 /** A check taken from the queue: the template, the revision it was asked at, and its attempts so far. */
 export interface ClaimedCheck {
@@ -165,16 +165,5 @@ export class ImageCheckRepository {
       .where('revision', '>=', fromRevision)
       .where('image_digest', 'is', null)
       .execute();
-  }
-
-  /** How many checks are due now (for /metrics).  */
-  async dueCount(now: string): Promise<number> {
-    const row = await this.core.db
-      .selectFrom('templates')
-      .select(sql<number>`count(*)`.as('n'))
-      .where('image_check_due_at', 'is not', null)
-      .where('image_check_due_at', '<=', now)
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
   }
 }

@@ -26,7 +26,8 @@ export function imageCheckCard(t: Template, canCheck: boolean): HTMLElement {
       failure ? problemBox(failure) : null,
       h(
         'dl',
-        { class: 'fields' },
+        // Not `.fields`: that is the template's own list, which the page has once.
+        { class: 'image-fields' },
         row('Status', check.status),
         row(
           'Size',
