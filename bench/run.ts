@@ -43,6 +43,7 @@ async function service(dialect: string): Promise<void> {
     QUOTA_BYTES_PER_ACCOUNT: '0',
     QUOTA_ENDPOINTS_PER_ACCOUNT: '0',
     LOG_LEVEL: 'warn',
+    IMAGE_CHECK: 'off',
     DB_POOL_SIZE: '20',
     SECRETS_KEY: randomBytes(32).toString('base64'),
   };

@@ -26,4 +26,5 @@ export const sampleTemplate = (id: string, name: string, at: string): Template =
   revision: 1,
   createdAt: at,
   updatedAt: at,
+  imageCheck: { status: 'off', checkedAt: null, digest: null, platforms: [], sizeBytes: null, cudaVersion: null, reason: null },
 });

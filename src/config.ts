@@ -132,6 +132,33 @@ export const ConfigSchema = Type.Object({
     }),
   ),
   SHUTDOWN_GRACE_SECONDS: integer(10, 1, 3600, 'On SIGTERM, how long the requests in flight have to finish before the process exits.'),
+  IMAGE_CHECK: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+    default: 'on',
+    description:
+      "`on`: each template's image is checked at its registry after every change and on demand; `off`: never (installs without network).",
+  }),
+  IMAGE_CHECK_INSECURE_REGISTRIES: Type.String({
+    default: '',
+    pattern: '^[A-Za-z0-9.:\\[\\]-]*(,\\s*[A-Za-z0-9.:\\[\\]-]+)*$',
+    description:
+      'Registry hosts (`host[:port]`, comma-separated) checks reach over plain http and at any address, loopback and private ones included; every other host is reached over https, at public addresses only.',
+  }),
+  IMAGE_CHECK_TIMEOUT_MS: integer(10_000, 100, 120_000, 'Each request of an image check to a registry must be answered within this time.'),
+  IMAGE_CHECK_RETRY_BASE_MS: integer(
+    30_000,
+    10,
+    86_400_000,
+    'An unreachable registry is asked again after about this long, then twice as long each time.',
+  ),
+  IMAGE_CHECK_RETRY_MAX_MS: integer(3_600_000, 10, 86_400_000, 'The longest wait between two checks of an unreachable registry.'),
+  IMAGE_CHECK_CONCURRENCY_PER_REGISTRY: integer(4, 1, 1000, 'Image checks one process runs at once against one registry.'),
+  IMAGE_CHECKS_PER_ACCOUNT_PER_MINUTE: integer(
+    30,
+    0,
+    1_000_000,
+    "Image checks of one account's templates a minute (a burst of as many); 0 turns the bound off.",
+  ),
+  IMAGE_CHECK_POLL_MS: integer(1000, 10, 60_000, 'How often each process looks for due image checks.'),
 });
 export type Config = Static<typeof ConfigSchema>;
 

@@ -117,5 +117,17 @@ export function podplateOf(store: Store, config: Config, keyring: Keyring | unde
     history: { revisionsKept: config.REVISIONS_KEPT_PER_TEMPLATE, releasesKept: config.RELEASES_KEPT_PER_ENDPOINT },
     keyring,
     outboxRetentionDays: config.OUTBOX_RETENTION_DAYS,
+    imageChecks: {
+      enabled: config.IMAGE_CHECK === 'on',
+      insecureRegistries: config.IMAGE_CHECK_INSECURE_REGISTRIES.split(',')
+        .map((host) => host.trim())
+        .filter((host) => host !== ''),
+      requestTimeoutMs: config.IMAGE_CHECK_TIMEOUT_MS,
+      retryBaseMs: config.IMAGE_CHECK_RETRY_BASE_MS,
+      retryMaxMs: config.IMAGE_CHECK_RETRY_MAX_MS,
+      perRegistry: config.IMAGE_CHECK_CONCURRENCY_PER_REGISTRY,
+      perAccountPerMinute: config.IMAGE_CHECKS_PER_ACCOUNT_PER_MINUTE,
+      pollMs: config.IMAGE_CHECK_POLL_MS,
+    },
   });
 }

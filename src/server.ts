@@ -64,13 +64,15 @@ export async function serve(config: Config = readConfig()): Promise<void> {
   // Every minute: delivered outbox events past OUTBOX_RETENTION_DAYS, responses to Idempotency-Keys past their 24
   // hours, rate-limit buckets idle for a minute (full again, so failed addresses leave no rows), old change rows.
   podplate.housekeeping.start();
+  // Image checks run after the writes that asked for them, in every process, one at a time per template (IMAGE_CHECK).
+  podplate.imageChecks.start();
   // SIGTERM or SIGINT: stop accepting connections, let the requests in flight finish (those arriving on open
   // connections are served, with `Connection: close`), stop the deliverer between attempts, close the database.
   // Past the grace period the process exits anyway (1); a second signal ends it at once.
   closeWithGrace({ delay: config.SHUTDOWN_GRACE_SECONDS * 1000, logger: app.log }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an uncaught error');
     else app.log.info({ signal }, 'shutting down: draining in-flight requests');
-    await Promise.all([app.close(), deliverer?.stop(), podplate.housekeeping.stop()]);
+    await Promise.all([app.close(), deliverer?.stop(), podplate.housekeeping.stop(), podplate.imageChecks.stop()]);
     await store.close();
   });
 

@@ -130,6 +130,7 @@ export function templateShape(templates: Template[]): Shape<Template> {
       { header: 'VISIBILITY', wide: true },
       { header: 'PORTS', wide: true, flex: true },
       { header: 'REV' },
+      { header: 'CHECK', flex: true },
       { header: 'CREATED', wide: true },
       { header: 'UPDATED' },
     ],
@@ -143,11 +144,27 @@ export function templateShape(templates: Template[]): Shape<Template> {
       visibility(t),
       list(t.ports),
       String(t.revision),
+      // The image check's status, and the compressed size when known: "verified 7.2 GB".
+      t.imageCheck.sizeBytes === null ? t.imageCheck.status : `${t.imageCheck.status} ${gigabytes(t.imageCheck.sizeBytes)}`,
       ago(t.createdAt),
       ago(t.updatedAt),
     ],
     id: (t) => t.id,
   };
+}
+
+/** A size in gigabytes (2^30 bytes, as containerDiskInGb counts them), one decimal. */
+export const gigabytes = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+
+/** A template's image check, a fact a line: its status first, then what the registry said. */
+export function imageCheckText(check: Template['imageCheck']): string {
+  const lines = [check.checkedAt ? `${check.status} (checked ${ago(check.checkedAt)})` : check.status];
+  if (check.digest) lines.push(`digest ${check.digest}`);
+  if (check.platforms.length > 0) lines.push(`platforms ${check.platforms.join(', ')}`);
+  if (check.sizeBytes !== null) lines.push(`size ${gigabytes(check.sizeBytes)} compressed`);
+  if (check.cudaVersion) lines.push(`CUDA ${check.cudaVersion}`);
+  if (check.reason) lines.push(check.reason);
+  return lines.join('\n');
 }
 
 /** A template's details; env values masked (secret references shown as written) unless `showValues`. */
@@ -169,6 +186,7 @@ export function templateDetails(t: Template, etag?: string, showValues = false):
     ['Start command', command(t.dockerStartCmd)],
     ['Env', env.length === 0 ? '-' : env.join('\n')],
     ['Registry auth', t.containerRegistryAuthId || '-'],
+    ['Image check', imageCheckText(t.imageCheck)],
     ['Revision', etag ? `${t.revision} (ETag ${etag})` : String(t.revision)],
     ['Runtime', `${t.runtimeInMin} min, earned ${t.earned}`],
     ['Created', when(t.createdAt)],

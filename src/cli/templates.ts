@@ -16,9 +16,10 @@ import {
   withOutput,
 } from './command.ts';
 import { client } from './config.ts';
+import { imageCheckCommands } from './image-checks.ts';
 import { diffOf, diffText, note, out, revisionShape, templateDetails, templateShape } from './output.ts';
 
-// podplate templates list|get|create|copy|update|delete|revisions|rollback
+// podplate templates list|get|create|copy|update|delete|revisions|rollback|check|repin
 
 const CATEGORIES = ['NVIDIA', 'AMD', 'CPU'];
 /** The fields a user chooses: what a diff shows and a copy takes. */
@@ -39,7 +40,7 @@ const CONTENT = [
   'readme',
 ] as const satisfies (keyof Template)[];
 /** What GET shows but the server sets: a create refuses them, so `create -f` drops them from a file GET made. */
-const SERVER_SET = ['id', 'isPlatform', 'earned', 'runtimeInMin', 'revision', 'createdAt', 'updatedAt', 'ownerName'];
+const SERVER_SET = ['id', 'isPlatform', 'earned', 'runtimeInMin', 'revision', 'createdAt', 'updatedAt', 'ownerName', 'imageCheck'];
 const EVERYTHING = { includePublicTemplates: true, includePlatformTemplates: true, includeEndpointBoundTemplates: true };
 
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  ${l}`).join('\n')}\n`;
@@ -337,7 +338,7 @@ export function templateCommands(program: Command): void {
   const group = program
     .command('templates')
     .alias('template')
-    .description('Templates: list, get, create, copy, update, delete, revisions, rollback');
+    .description('Templates: list, get, create, copy, update, delete, revisions, rollback, check, repin');
 
   withOutput(
     group
@@ -490,4 +491,6 @@ export function templateCommands(program: Command): void {
   )
     .addHelpText('after', examples('podplate templates rollback 5x2k9d0v7m3qh8wz 3'))
     .action(rollback);
+
+  imageCheckCommands(group);
 }

@@ -200,6 +200,10 @@ export function createPodplateClient(options: ClientOptions) {
           params: { ...id('templateId', templateId), header: headersOf(o) },
         }),
       ),
+    checkTemplateImage: async (templateId: string) =>
+      versioned(await api.POST('/v1/templates/{templateId}/image-check', { params: id('templateId', templateId) })),
+    repinTemplate: async (templateId: string, o: WriteOptions = {}) =>
+      versioned(await api.POST('/v1/templates/{templateId}/repin', { params: { ...id('templateId', templateId), header: headersOf(o) } })),
 
     listEndpoints: (limit?: number) => allPages((cursor) => api.GET('/v1/endpoints', { params: { query: { limit, cursor } } })),
     getEndpoint: async (endpointId: string) =>

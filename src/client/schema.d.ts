@@ -337,6 +337,46 @@ export interface paths {
         patch: operations["PatchTemplate"];
         trace?: never;
     };
+    "/v1/templates/{templateId}/image-check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a template's image now
+         * @description Reads the template's image at its registry now (its pinned digest, else its tag), with its registry auth, and answers the template with `imageCheck` as found; a check of it under way elsewhere is waited for. The owner or a platform key. With IMAGE_CHECK=off the template is answered as it is (`off`). Beyond IMAGE_CHECKS_PER_ACCOUNT_PER_MINUTE, a 429.
+         */
+        post: operations["CheckTemplateImage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{templateId}/repin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pin a template to the digest its tag serves now
+         * @description Reads the template's tag at its registry again. A digest other than the current revision's makes a new revision pinned to it, whose diff shows `imageDigest` changing, and starts a rolling release on its endpoint; the same digest changes nothing. A tag that gives no verified image (no such tag, refused credentials, no linux/amd64 image, larger than the container disk) is a 409 saying why; an unreachable registry a 503. The owner only.
+         */
+        post: operations["RepinTemplateImage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{templateId}/resolve": {
         parameters: {
             query?: never;
@@ -612,6 +652,8 @@ export interface components {
             endpointId: string;
             /** @description Unique identifier of the release. */
             id: string;
+            /** @description The image digest the release rolls out (`name@digest`): its revision's pin; null when the image changed and its check had not pinned one yet (the tag is rolled out). */
+            imageDigest: string | null;
             /** @enum {string} */
             status: "pending" | "rolling" | "completed" | "failed" | "superseded";
             templateId: string;
@@ -640,6 +682,8 @@ export interface components {
         ResolvedTemplate: {
             /** @description The registry credentials, when the launching account owns the template and it names a registry auth; else null. */
             containerRegistryCredentials: components["schemas"]["ContainerRegistryAuthCredentials"] | null;
+            /** @description The digest the template's revision is pinned to: start `<image name without tag>@<imageDigest>`, so that every Pod and worker runs the image its check verified; null until a check has verified one (start the tag). */
+            imageDigest: string | null;
             /** @description The template, its env resolved. Never store or log it. */
             template: {
                 /**
@@ -671,6 +715,29 @@ export interface components {
                  * @example 30zmvf89kd4q
                  */
                 id: string;
+                /**
+                 * ImageCheck
+                 * @description What the image's registry said of it: read-only, set by the server after each change of `imageName` or `containerRegistryAuthId`, and on demand.
+                 */
+                imageCheck: {
+                    /** @description When the last check ended; null before the first. */
+                    checkedAt: string | null;
+                    /** @description The CUDA version the image declares (`CUDA_VERSION` or `com.nvidia.cuda.version`). */
+                    cudaVersion: string | null;
+                    /** @description The digest the image is pinned to at this revision (of its index when it has several platforms): launchers start `name@digest`. */
+                    digest: string | null;
+                    /** @description The platforms the image is built for, e.g. `linux/amd64`. */
+                    platforms: string[];
+                    /** @description Why the check failed or the registry was unreachable, for a person to act on. */
+                    reason: string | null;
+                    /** @description The compressed size of the linux/amd64 image's layers, in bytes. */
+                    sizeBytes: number | null;
+                    /**
+                     * @description `pending`: a check is due or under way; `verified`: the registry serves the image for linux/amd64 and it fits the container disk; `failed`: it does not, and `reason` says why; `unreachable`: the registry did not answer (retried with backoff); `off`: image checks are turned off on this install.
+                     * @enum {string}
+                     */
+                    status: "pending" | "verified" | "failed" | "unreachable" | "off";
+                };
                 /**
                  * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]path[:tag][@sha256:<64 hex digits>]`. The repository path is lowercase: components of lowercase letters and digits joined by single separators (`.`, `_`, `__` or dashes), separated by `/`. The first component is a registry host when it has a `.` or a `:port` or is `localhost` (host names may have capitals). The tag is 1 to 128 letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
                  * @example runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04
@@ -733,6 +800,8 @@ export interface components {
             createdAt: string;
             /** @description The fields changed from the revision before; empty for revision 1. */
             diff: components["schemas"]["FieldChange"][];
+            /** @description The digest this revision's image is pinned to (a rollback to it rolls out this digest); null until a check finds one. */
+            imageDigest: string | null;
             /** @description The API key that made it. */
             keyId: string;
             /** @description The revision number: 1 at creation, one more for each change. */
@@ -858,6 +927,29 @@ export interface components {
              * @example 30zmvf89kd4q
              */
             id: string;
+            /**
+             * ImageCheck
+             * @description What the image's registry said of it: read-only, set by the server after each change of `imageName` or `containerRegistryAuthId`, and on demand.
+             */
+            imageCheck: {
+                /** @description When the last check ended; null before the first. */
+                checkedAt: string | null;
+                /** @description The CUDA version the image declares (`CUDA_VERSION` or `com.nvidia.cuda.version`). */
+                cudaVersion: string | null;
+                /** @description The digest the image is pinned to at this revision (of its index when it has several platforms): launchers start `name@digest`. */
+                digest: string | null;
+                /** @description The platforms the image is built for, e.g. `linux/amd64`. */
+                platforms: string[];
+                /** @description Why the check failed or the registry was unreachable, for a person to act on. */
+                reason: string | null;
+                /** @description The compressed size of the linux/amd64 image's layers, in bytes. */
+                sizeBytes: number | null;
+                /**
+                 * @description `pending`: a check is due or under way; `verified`: the registry serves the image for linux/amd64 and it fits the container disk; `failed`: it does not, and `reason` says why; `unreachable`: the registry did not answer (retried with backoff); `off`: image checks are turned off on this install.
+                 * @enum {string}
+                 */
+                status: "pending" | "verified" | "failed" | "unreachable" | "off";
+            };
             /**
              * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]path[:tag][@sha256:<64 hex digits>]`. The repository path is lowercase: components of lowercase letters and digits joined by single separators (`.`, `_`, `__` or dashes), separated by `/`. The first component is a registry host when it has a `.` or a `:port` or is `localhost` (host names may have capitals). The tag is 1 to 128 letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
              * @example runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04
@@ -1012,6 +1104,29 @@ export interface components {
              */
             id: string;
             /**
+             * ImageCheck
+             * @description What the image's registry said of it: read-only, set by the server after each change of `imageName` or `containerRegistryAuthId`, and on demand.
+             */
+            imageCheck: {
+                /** @description When the last check ended; null before the first. */
+                checkedAt: string | null;
+                /** @description The CUDA version the image declares (`CUDA_VERSION` or `com.nvidia.cuda.version`). */
+                cudaVersion: string | null;
+                /** @description The digest the image is pinned to at this revision (of its index when it has several platforms): launchers start `name@digest`. */
+                digest: string | null;
+                /** @description The platforms the image is built for, e.g. `linux/amd64`. */
+                platforms: string[];
+                /** @description Why the check failed or the registry was unreachable, for a person to act on. */
+                reason: string | null;
+                /** @description The compressed size of the linux/amd64 image's layers, in bytes. */
+                sizeBytes: number | null;
+                /**
+                 * @description `pending`: a check is due or under way; `verified`: the registry serves the image for linux/amd64 and it fits the container disk; `failed`: it does not, and `reason` says why; `unreachable`: the registry did not answer (retried with backoff); `off`: image checks are turned off on this install.
+                 * @enum {string}
+                 */
+                status: "pending" | "verified" | "failed" | "unreachable" | "off";
+            };
+            /**
              * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]path[:tag][@sha256:<64 hex digits>]`. The repository path is lowercase: components of lowercase letters and digits joined by single separators (`.`, `_`, `__` or dashes), separated by `/`. The first component is a registry host when it has a `.` or a `:port` or is `localhost` (host names may have capitals). The tag is 1 to 128 letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
              * @example runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04
              */
@@ -1089,6 +1204,29 @@ export interface components {
              * @example 30zmvf89kd4q
              */
             id?: string;
+            /**
+             * ImageCheck
+             * @description Read-only: accepted, and ignored, whatever it holds (the server changes it without a new revision).
+             */
+            imageCheck?: {
+                /** @description When the last check ended; null before the first. */
+                checkedAt: string | null;
+                /** @description The CUDA version the image declares (`CUDA_VERSION` or `com.nvidia.cuda.version`). */
+                cudaVersion: string | null;
+                /** @description The digest the image is pinned to at this revision (of its index when it has several platforms): launchers start `name@digest`. */
+                digest: string | null;
+                /** @description The platforms the image is built for, e.g. `linux/amd64`. */
+                platforms: string[];
+                /** @description Why the check failed or the registry was unreachable, for a person to act on. */
+                reason: string | null;
+                /** @description The compressed size of the linux/amd64 image's layers, in bytes. */
+                sizeBytes: number | null;
+                /**
+                 * @description `pending`: a check is due or under way; `verified`: the registry serves the image for linux/amd64 and it fits the container disk; `failed`: it does not, and `reason` says why; `unreachable`: the registry did not answer (retried with backoff); `off`: image checks are turned off on this install.
+                 * @enum {string}
+                 */
+                status: "pending" | "verified" | "failed" | "unreachable" | "off";
+            };
             /**
              * @description Image reference of the container run on Pods or workers created from the template: `[registry-host[:port]/]path[:tag][@sha256:<64 hex digits>]`. The repository path is lowercase: components of lowercase letters and digits joined by single separators (`.`, `_`, `__` or dashes), separated by `/`. The first component is a registry host when it has a `.` or a `:port` or is `localhost` (host names may have capitals). The tag is 1 to 128 letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
              * @example runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04
@@ -3086,6 +3224,197 @@ export interface operations {
             };
             /** @description Unsupported media type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    CheckTemplateImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ID of the template. */
+                templateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template with the image check just made. */
+            200: {
+                headers: {
+                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    RepinTemplateImage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description ID of the template. */
+                templateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template, pinned to the digest its tag serves. */
+            200: {
+                headers: {
+                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition failed */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -134,6 +134,8 @@ export interface ReleaseRecord {
   updatedAt: string;
   /** A rebind's release: the template the endpoint ran before (its values are in the diff's `from`); else null. */
   previousTemplateId: string | null;
+  /** The image digest the release rolls out: its revision's pin when it started; null when it had none yet. */
+  imageDigest: string | null;
 }
 
 /** How far the webhook announcing a release has got. */

@@ -58,3 +58,43 @@ export function imageReferenceProblem(reference: string): string | undefined {
   }
   return undefined;
 }
+
+/** Where an image is: its registry host[:port], its repository there, and the tag or digest it names. */
+export interface ImageLocation {
+  registry: string;
+  repository: string;
+  tag: string;
+  digest: string | null;
+}
+
+/** Docker Hub's name, however a reference spells it. */
+export const DOCKER_HUB = 'docker.io';
+
+/**
+ * A valid reference's location, as Docker reads it: no registry host is Docker Hub (`docker.io`), where a one-component
+ * repository is an official image (`busybox` is `docker.io/library/busybox`); no tag is `latest`.
+ */
+export function imageLocation(reference: string): ImageLocation {
+  let rest = reference;
+  let digest: string | null = null;
+  const at = rest.indexOf('@');
+  if (at >= 0) {
+    digest = rest.slice(at + 1);
+    rest = rest.slice(0, at);
+  }
+  let tag = 'latest';
+  const colon = rest.lastIndexOf(':');
+  if (colon > rest.lastIndexOf('/')) {
+    tag = rest.slice(colon + 1);
+    rest = rest.slice(0, colon);
+  }
+  const components = rest.split('/');
+  const first = components[0] ?? '';
+  let registry = DOCKER_HUB;
+  if (components.length > 1 && (first.includes('.') || first.includes(':') || first === 'localhost')) {
+    registry = first === 'index.docker.io' ? DOCKER_HUB : first;
+    components.shift();
+  }
+  if (registry === DOCKER_HUB && components.length === 1) components.unshift('library');
+  return { registry, repository: components.join('/'), tag, digest };
+}

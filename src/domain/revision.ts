@@ -29,6 +29,8 @@ export interface RevisionRecord {
   /** The account name of the key that made it, where a read joined it. */
   author?: string;
   createdAt: string;
+  /** The digest its image was pinned to: found by its check, or carried from the revision it was made from. */
+  imageDigest: string | null;
 }
 
 /**
@@ -71,6 +73,9 @@ export const Revision = Type.Object(
     author: Type.String({ description: 'The name of the account whose key made it.' }),
     diff: Type.Array(Type.Ref(FieldChangeSchema), { description: 'The fields changed from the revision before; empty for revision 1.' }),
     template: Type.Pick(Template, CONTENT_FIELDS, { description: 'The template content at this revision.' }),
+    imageDigest: Type.Union([Type.String(), Type.Null()], {
+      description: "The digest this revision's image is pinned to (a rollback to it rolls out this digest); null until a check finds one.",
+    }),
   },
   { $id: 'Revision', title: 'Revision', additionalProperties: false },
 );

@@ -258,6 +258,11 @@ export const ResolvedTemplateSchema = Type.Object(
     containerRegistryCredentials: Type.Union([Type.Ref(RegistryAuthCredentials), Type.Null()], {
       description: 'The registry credentials, when the launching account owns the template and it names a registry auth; else null.',
     }),
+    imageDigest: Type.Union([Type.String({ pattern: '^sha256:[a-f0-9]{64}$' }), Type.Null()], {
+      description:
+        "The digest the template's revision is pinned to: start `<image name without tag>@<imageDigest>`, so that every " +
+        'Pod and worker runs the image its check verified; null until a check has verified one (start the tag).',
+    }),
   },
   { additionalProperties: false, $id: 'ResolvedTemplate', title: 'ResolvedTemplate' },
 );

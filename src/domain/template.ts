@@ -1,5 +1,6 @@
 import { CloneType, type Static, type TSchema, Type } from '@sinclair/typebox';
 import { conflict, DomainError, type FieldError, invalid } from './errors.ts';
+import { CREDENTIALS_REFUSED, CREDENTIALS_REFUSED_UNNAMED, type ImageCheck, ImageCheckSchema } from './image-check.ts';
 import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from './image-reference.ts';
 import { MOUNT_PATH_PATTERN } from './mount-path.ts';
 import { fold, nameSchema, newNameSchema } from './name.ts';
@@ -142,7 +143,17 @@ export type TemplateCreate = Static<typeof TemplateCreate>;
 export const IMMUTABLE_FIELDS = ['category', 'isServerless'] as const;
 
 /** Fields the server owns: a create that sends one is refused. */
-export const READ_ONLY_FIELDS = ['id', 'isPlatform', 'earned', 'runtimeInMin', 'revision', 'createdAt', 'updatedAt', 'ownerName'] as const;
+export const READ_ONLY_FIELDS = [
+  'id',
+  'isPlatform',
+  'earned',
+  'runtimeInMin',
+  'revision',
+  'createdAt',
+  'updatedAt',
+  'ownerName',
+  'imageCheck',
+] as const;
 
 const timestamp = (description: string) => Type.String({ format: 'date-time', description });
 
@@ -155,6 +166,7 @@ const serverSet = {
   revision: Type.Integer({ minimum: 1, description: 'Revision number: 1 at creation, one more on every change.' }),
   createdAt: timestamp('When the template was created (ISO 8601).'),
   updatedAt: timestamp('When the template last changed (ISO 8601).'),
+  imageCheck: ImageCheckSchema,
 };
 
 const ownerName = Type.String({ description: "The account name of the template's owner (list items carry it)." });
@@ -196,6 +208,12 @@ export const TemplateUpdate = Type.Object(
     createdAt: sentBack(serverSet.createdAt, `${refusedUnlessCurrent} (compared as instants)`),
     updatedAt: sentBack(serverSet.updatedAt, `${refusedUnlessCurrent} (compared as instants)`),
     ownerName: sentBack(ownerName, refusedUnlessCurrent),
+    imageCheck: Type.Optional(
+      CloneType({
+        ...ImageCheckSchema,
+        description: 'Read-only: accepted, and ignored, whatever it holds (the server changes it without a new revision).',
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -263,8 +281,13 @@ export function templateJson(template: Template): string {
  */
 export function withoutRegistryAuth(json: string, registryAuthId: string): string {
   if (registryAuthId === '') return json;
-  return templateJson({ ...(JSON.parse(json) as Template), containerRegistryAuthId: '' });
+  const template = JSON.parse(json) as Template;
+  return templateJson({ ...template, containerRegistryAuthId: '', imageCheck: withoutAuthName(template.imageCheck) });
 }
+
+/** A check whose reason names the template's registry auth, as those who may not know the auth see it. */
+const withoutAuthName = (check: ImageCheck): ImageCheck =>
+  check.reason?.startsWith(CREDENTIALS_REFUSED) ? { ...check, reason: CREDENTIALS_REFUSED_UNNAMED } : check;
 
 /** The content of a template: everything a user chose, without identity, accounting or history. */
 export const CONTENT_FIELDS = Object.keys(writable) as (keyof typeof writable)[];
@@ -307,7 +330,8 @@ export function checkSentBack(current: Template & { ownerName: string }, update:
   const errors: FieldError[] = [];
   for (const field of SENT_BACK_FIELDS) {
     const sent = update[field];
-    if (sent === undefined || field === 'revision') continue;
+    // The image check changes on its own, without a revision: a read's, however old, is as good as any.
+    if (sent === undefined || field === 'revision' || field === 'imageCheck') continue;
     const value = current[field];
     const same = field === 'createdAt' || field === 'updatedAt' ? Date.parse(String(sent)) === Date.parse(String(value)) : sent === value;
     if (same) continue;

@@ -42,6 +42,11 @@ export const Release = Type.Object(
     workersTotal: Type.Integer({ minimum: 0 }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
+    imageDigest: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "The image digest the release rolls out (`name@digest`): its revision's pin; null when the image changed and its check " +
+        'had not pinned one yet (the tag is rolled out).',
+    }),
     delivery: Type.Object(
       {
         attempts: Type.Integer({ minimum: 0, description: 'Webhook deliveries tried so far.' }),

@@ -50,6 +50,8 @@ export async function startRelease(
     createdAt: at,
     updatedAt: at,
     previousTemplateId,
+    // The digest its revision is pinned to: the one a rollback brings back, not whatever the tag points at now.
+    imageDigest: (await tx.templates.findRevision(template.id, template.revision))?.imageDigest ?? null,
   };
   await tx.endpoints.insertRelease(release);
   await tx.outbox.enqueue({
@@ -78,6 +80,7 @@ function releaseEvent(release: ReleaseRecord, endpoint: EndpointRecord, template
         templateRevision: release.templateRevision,
         diff: release.diff,
         status: release.status,
+        imageDigest: release.imageDigest,
       },
       endpoint: { id: endpoint.id, name: endpoint.name, workersMin: endpoint.workersMin, workersMax: endpoint.workersMax },
       template: shown,

@@ -140,6 +140,7 @@ export class EndpointRepository {
         created_at: release.createdAt,
         updated_at: release.updatedAt,
         previous_template_id: release.previousTemplateId,
+        image_digest: release.imageDigest,
       })
       .execute();
   }
@@ -257,5 +258,6 @@ function toRelease(row: Selectable<ReleasesTable>): ReleaseRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     previousTemplateId: row.previous_template_id,
+    imageDigest: row.image_digest,
   };
 }

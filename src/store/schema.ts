@@ -56,6 +56,23 @@ export interface TemplatesTable {
    * because the representation changed).
    */
   body: string | null;
+  // The image check (migration 0022): what the registry said, shown in `body` as imageCheck …
+  image_check_status: string;
+  image_checked_at: string | null;
+  /** The digest the current revision is pinned to. */
+  image_digest: string | null;
+  /** JSON: an array of platform names. */
+  image_platforms: string;
+  image_size_bytes: number | null;
+  image_cuda_version: string | null;
+  image_check_reason: string | null;
+  // … and the queue of checks: when one is due, its attempts, the lease of the process running it, the revision it
+  // was asked at.
+  image_check_due_at: string | null;
+  image_check_attempts: number;
+  image_check_leased_until: string | null;
+  image_check_lease: string | null;
+  image_check_revision: number;
 }
 
 export interface EndpointsTable {
@@ -82,6 +99,8 @@ export interface TemplateRevisionsTable {
   diff: string;
   key_id: string;
   created_at: string;
+  /** The digest this revision's image was pinned to (migration 0022); null until its check found one. */
+  image_digest: string | null;
 }
 
 export interface ReleasesTable {
@@ -99,6 +118,8 @@ export interface ReleasesTable {
   workers_total: number;
   created_at: string;
   updated_at: string;
+  /** The image digest the release rolls out (migration 0022); null when its revision had none. */
+  image_digest: string | null;
 }
 
 export interface OutboxTable {

@@ -15,6 +15,7 @@ import { type RegistryAuthReads, RegistryAuthRepository } from './registry-auths
 import type { Tables } from './schema.ts';
 import { type SealedReads, SealedRepository } from './sealed.ts';
 import { type SecretReads, SecretRepository } from './secrets.ts';
+import { type ImageCheckReads, ImageCheckRepository } from './templates/image-checks.ts';
 import { type TemplateReads, TemplateRepository } from './templates/templates.ts';
 import { GroupCommit, type GroupSizes } from './transactions/group-commit.ts';
 import { assertOutside, Scope, within, withTimeLimit } from './transactions/scope.ts';
@@ -34,6 +35,7 @@ export abstract class Repositories {
   readonly registryAuths: RegistryAuthRepository;
   readonly sealed: SealedRepository;
   readonly secrets: SecretRepository;
+  readonly imageChecks: ImageCheckRepository;
 
   protected constructor(core: Core) {
     this.templates = new TemplateRepository(core);
@@ -46,6 +48,7 @@ export abstract class Repositories {
     this.registryAuths = new RegistryAuthRepository(core);
     this.sealed = new SealedRepository(core);
     this.secrets = new SecretRepository(core);
+    this.imageChecks = new ImageCheckRepository(core);
   }
 }
 
@@ -61,6 +64,7 @@ export interface Reads {
   readonly registryAuths: RegistryAuthReads;
   readonly sealed: SealedReads;
   readonly secrets: SecretReads;
+  readonly imageChecks: ImageCheckReads;
 }
 
 /**
@@ -110,6 +114,7 @@ export class Store implements Reads {
   readonly registryAuths: RegistryAuthReads;
   readonly sealed: SealedReads;
   readonly secrets: SecretReads;
+  readonly imageChecks: ImageCheckReads;
 
   /** SQLite's one writer commits concurrent transactions together (see GroupCommit). */
   private readonly groups?: GroupCommit<Tables>;
@@ -143,6 +148,7 @@ export class Store implements Reads {
       registryAuths: this.registryAuths,
       sealed: this.sealed,
       secrets: this.secrets,
+      imageChecks: this.imageChecks,
     } = new RootRepositories(new Core(kysely, dialect, identity, undefined, cache)));
     this.kysely = kysely;
     this.dialect = dialect;

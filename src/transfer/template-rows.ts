@@ -14,7 +14,7 @@ import { InvalidExport } from './format.ts';
 // row, or a search find what the row does not say). A revision's snapshot passes the content schema, since a
 // rollback writes it back.
 
-const JSON_COLUMNS = ['docker_entrypoint', 'docker_start_cmd', 'env', 'ports'] as const;
+const JSON_COLUMNS = ['docker_entrypoint', 'docker_start_cmd', 'env', 'ports', 'image_platforms'] as const;
 const FLAGS = ['is_public', 'is_platform', 'is_serverless'] as const;
 const SHOWN_PROBLEMS = 3;
 
@@ -74,6 +74,7 @@ function templateRow(table: DumpTable, values: unknown[], line: number): unknown
   const template = toTemplate(row);
   const problems = templateProblems(JSON.parse(templateJson(template)));
   if (problems.length > 0) throw new InvalidExport(line, `template ${row.id} holds what the API refuses: ${said(problems)}`);
-  const rebuilt: Record<string, unknown> = { ...toRow(template), seq: row.seq, name_key: keyOf(table, values) };
+  // The queue of image checks travels as it was; everything the record holds is written from the record.
+  const rebuilt: Record<string, unknown> = { ...row, ...toRow(template), seq: row.seq, name_key: keyOf(table, values) };
   return table.columns.map((column) => rebuilt[column]);
 }

@@ -5,6 +5,7 @@ import type { Keyring } from '../sealing/keyring.ts';
 import type { DatabaseFigures, Store } from '../store/store.ts';
 import { Endpoints } from './endpoints.ts';
 import { Housekeeping } from './housekeeping.ts';
+import { IMAGE_CHECKS_OFF, type ImageCheckOptions, ImageChecks } from './image-checks.ts';
 import { Keys } from './keys.ts';
 import { Limits } from './limits.ts';
 import { RegistryAuths } from './registry-auths.ts';
@@ -30,6 +31,8 @@ export interface PodplateOptions {
   keyring?: Keyring;
   /** Delivered webhook events are purged this many days after delivery (7 by default). */
   outboxRetentionDays?: number;
+  /** How templates' images are checked at their registries; off by default. */
+  imageChecks?: ImageCheckOptions;
 }
 
 /**
@@ -50,12 +53,15 @@ export class Podplate {
   readonly housekeeping: Housekeeping;
   /** Accounts' own secrets, and templates resolved with them for a launch. */
   readonly secrets: Secrets;
+  /** Templates' images checked at their registries: after each change (the server starts them), on demand, repinned. */
+  readonly imageChecks: ImageChecks;
 
   private readonly store: Store;
 
   constructor(store: Store, options: PodplateOptions = {}) {
     this.store = store;
-    this.templates = new Templates(store, options.quotas ?? NO_QUOTAS, options.history ?? KEEP_ALL);
+    const imageChecks = options.imageChecks ?? IMAGE_CHECKS_OFF;
+    this.templates = new Templates(store, options.quotas ?? NO_QUOTAS, options.history ?? KEEP_ALL, imageChecks.enabled);
     this.endpoints = new Endpoints(store, options.quotas ?? NO_QUOTAS, options.history ?? KEEP_ALL);
     this.releases = new Releases(store);
     this.limits = new Limits(store.shared ? (...take) => store.transaction((tx) => tx.rateBuckets.take(...take)) : undefined);
@@ -68,6 +74,7 @@ export class Podplate {
     this.sealing = new Sealing(store, keyring);
     this.housekeeping = new Housekeeping(store, { outboxRetentionDays: options.outboxRetentionDays ?? 7 });
     this.secrets = new Secrets(store, keyring, options.quotas ?? NO_QUOTAS);
+    this.imageChecks = new ImageChecks(store, keyring, this.limits, this.templates, imageChecks);
   }
 
   /** Resolves when the database answers. */

@@ -18,6 +18,8 @@ export interface ResolvedTemplate {
   template: Template;
   /** The registry credentials, when the launching account owns the template and it names an auth; else null. */
   containerRegistryCredentials: RegistryAuthCredentials | null;
+  /** The digest the template's revision is pinned to; null when none was verified. */
+  imageDigest: string | null;
 }
 
 /**
@@ -104,6 +106,7 @@ export class Secrets {
         containerRegistryCredentials = { username: auth.username, password };
       }
     }
-    return { template: resolved, containerRegistryCredentials };
+    const imageDigest = (await this.store.templates.findRevision(record.id, record.revision))?.imageDigest ?? null;
+    return { template: resolved, containerRegistryCredentials, imageDigest };
   }
 }

@@ -1,5 +1,6 @@
 import { conflict, DomainError, forbidden, invalid, notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
+import { type ImageCheck, imageAfterChange, uncheckedImage } from '../domain/image-check.ts';
 import type { ListPosition, ListScope, ListSort, Page } from '../domain/page.ts';
 import { NO_QUOTAS, type Quotas } from '../domain/quota.ts';
 import { notYourRegistryAuth, seesRegistryAuth } from '../domain/registry-auth.ts';
@@ -132,16 +133,34 @@ const KEPT_TEMPLATE: KeptAs<TemplateRecord> = {
   },
 };
 
+/** What a change makes of a template: its content, and for a rollback or a repin, the image's pin and check. */
+interface Changed {
+  content: TemplateContent;
+  /** The pin the new revision takes (a rollback's target's, a repin's); undefined: as the change makes it. */
+  pin?: string | null;
+  /** The new revision's check, when the change brings its own (a repin's). */
+  imageCheck?: ImageCheck;
+}
+
+/** How templates are written: quotas, history bounds, and whether images are checked (IMAGE_CHECK). */
+interface Writing {
+  quotas: Quotas;
+  history: HistoryBounds;
+  imageChecks: boolean;
+}
+
 /** What users do with templates: each use case one transaction. */
 export class Templates {
   private readonly store: Store;
-  private readonly quotas: Quotas;
-  private readonly history: HistoryBounds;
+  private readonly writing: Writing;
 
-  constructor(store: Store, quotas: Quotas = NO_QUOTAS, history: HistoryBounds = KEEP_ALL) {
+  constructor(store: Store, quotas: Quotas = NO_QUOTAS, history: HistoryBounds = KEEP_ALL, imageChecks = false) {
     this.store = store;
-    this.quotas = quotas;
-    this.history = history;
+    this.writing = { quotas, history, imageChecks };
+  }
+
+  private get quotas(): Quotas {
+    return this.writing.quotas;
   }
 
   create(caller: Caller, input: TemplateCreate, request?: Once<TemplateRecord>): Promise<Answer<TemplateRecord>> {
@@ -155,6 +174,7 @@ export class Templates {
       revision: 1,
       createdAt: at,
       updatedAt: at,
+      imageCheck: uncheckedImage(this.writing.imageChecks),
       ownerId: caller.accountId,
       endpointId: null,
     };
@@ -162,7 +182,8 @@ export class Templates {
     return once(this.store, caller.accountId, request, KEPT_TEMPLATE, this.quotas, async (tx) => {
       await checkRegistryAuth(tx, template.ownerId, template);
       await withinQuotas(tx, caller.accountId, this.quotas, async () => {
-        await tx.templates.insert(template);
+        // Its image is checked after the commit (usecases/image-checks.ts): due now, even with checks off, for when they are on.
+        await tx.templates.insert(template, at);
         await tx.templates.insertRevision({
           templateId: template.id,
           revision: 1,
@@ -170,6 +191,7 @@ export class Templates {
           diff: [],
           keyId: caller.keyId,
           createdAt: at,
+          imageDigest: null,
         });
       });
       return template;
@@ -200,11 +222,11 @@ export class Templates {
 
   update(caller: Caller, id: string, update: TemplateUpdate, precondition?: Precondition): Promise<TemplateRecord> {
     return this.store.transaction((tx) =>
-      change(tx, caller, id, precondition, this.quotas, this.history, async (current) => {
+      change(tx, caller, id, precondition, this.writing, async (current) => {
         // Against the row as locked, so a concurrent change can't slip between; the owner is the caller, named only if asked.
         const ownerName = update.ownerName === undefined ? '' : ((await tx.accounts.nameOf(current.ownerId)) ?? '');
         checkSentBack({ ...current, ownerName }, update);
-        return applyUpdate(current, update);
+        return { content: applyUpdate(current, update) };
       }),
     );
   }
@@ -217,7 +239,7 @@ export class Templates {
     request?: Once<TemplateRecord>,
   ): Promise<Answer<TemplateRecord>> {
     return once(this.store, caller.accountId, request, KEPT_TEMPLATE, this.quotas, (tx) =>
-      change(tx, caller, id, precondition, this.quotas, this.history, async (current) => {
+      change(tx, caller, id, precondition, this.writing, async (current) => {
         const target = await tx.templates.findRevision(id, revision);
         if (!target && revision >= 1 && revision <= current.revision)
           throw notKept(revision, await tx.templates.oldestRevision(id), current);
@@ -226,7 +248,30 @@ export class Templates {
             { path: '/revision', message: `is not a revision of this template (1 to ${current.revision})` },
           ]);
         }
-        return { ...target.snapshot, category: current.category, isServerless: current.isServerless };
+        // The target's own digest is rolled out again, not whatever its tag points at now.
+        return { content: { ...target.snapshot, category: current.category, isServerless: current.isServerless }, pin: target.imageDigest };
+      }),
+    );
+  }
+
+  /**
+   * Pins the template to `digest`, as a check of its tag found it (`check`, verified): a new revision whose diff shows
+   * the digest's change, and a rolling release on its endpoint; the same digest changes nothing. The image and its
+   * credentials must be those the check read (`read`), or the pin is refused (409): the template changed meanwhile.
+   */
+  repin(
+    caller: Caller,
+    id: string,
+    read: Pick<TemplateContent, 'imageName' | 'containerRegistryAuthId'>,
+    check: ImageCheck & { digest: string },
+    precondition?: Precondition,
+  ): Promise<TemplateRecord> {
+    return this.store.transaction((tx) =>
+      change(tx, caller, id, precondition, this.writing, async (current) => {
+        if (current.imageName !== read.imageName || current.containerRegistryAuthId !== read.containerRegistryAuthId) {
+          throw conflict('The template changed while its tag was read: repin it again.');
+        }
+        return { content: contentOf(current), pin: check.digest, imageCheck: check };
       }),
     );
   }
@@ -276,20 +321,27 @@ async function change(
   caller: Caller,
   id: string,
   precondition: Precondition | undefined,
-  quotas: Quotas,
-  history: HistoryBounds,
-  contentFor: (current: TemplateRecord) => Promise<TemplateContent>,
+  writing: Writing,
+  changedFrom: (current: TemplateRecord) => Promise<Changed>,
 ): Promise<TemplateRecord> {
   const current = await ownTemplate(tx, caller, id, true);
   check(precondition, current);
-  const content = await contentFor(current);
-  const diff: FieldChange[] = diffContent(current, content);
+  const { content, pin, imageCheck } = await changedFrom(current);
+  const currentPin = (await tx.templates.findRevision(id, current.revision))?.imageDigest ?? null;
+  const image = imageAfterChange(current, content, currentPin, pin, writing.imageChecks);
+  const diff: FieldChange[] = [...diffContent(current, content), ...(image.digestChange ? [image.digestChange] : [])];
   if (diff.length === 0) return current;
   checkEnv(content);
   await checkRegistryAuth(tx, current.ownerId, content);
   const at = now();
-  const next: TemplateRecord = { ...current, ...content, revision: current.revision + 1, updatedAt: at };
-  await withinQuotas(tx, caller.accountId, quotas, async () => {
+  const next: TemplateRecord = {
+    ...current,
+    ...content,
+    imageCheck: imageCheck ?? image.imageCheck,
+    revision: current.revision + 1,
+    updatedAt: at,
+  };
+  await withinQuotas(tx, caller.accountId, writing.quotas, async () => {
     if (!(await tx.templates.replace(next, current.revision))) throw new Error(`template ${id} changed under its lock`);
     await tx.templates.insertRevision({
       templateId: id,
@@ -298,9 +350,13 @@ async function change(
       diff,
       keyId: caller.keyId,
       createdAt: at,
+      imageDigest: image.pin,
     });
-    await tx.templates.pruneRevisions(id, prunedUpTo(next.revision, history.revisionsKept));
-    await startRelease(tx, next, diff, at, history.releasesKept);
+    // The image is checked after the commit, never in this transaction (usecases/image-checks.ts).
+    if (imageCheck) await tx.imageChecks.answered(id, next.revision);
+    else if (image.recheck) await tx.imageChecks.request(id, next.revision, at);
+    await tx.templates.pruneRevisions(id, prunedUpTo(next.revision, writing.history.revisionsKept));
+    await startRelease(tx, next, diff, at, writing.history.releasesKept);
   });
   return next;
 }

@@ -319,7 +319,7 @@ forEachDialect('podplate client commands', (dialect) => {
     );
     const first = run(['templates', 'list', '--search', 'paged', '--limit', '2']);
     assert.equal(first.code, 0);
-    assert.match(first.stdout, /^ID\s+NAME\s+OWNER\s+IMAGE\s+KIND\s+REV\s+UPDATED\n/);
+    assert.match(first.stdout, /^ID\s+NAME\s+OWNER\s+IMAGE\s+KIND\s+REV\s+CHECK\s+UPDATED\n/);
     assert.equal(first.stdout.trimEnd().split('\n').length, 3, 'a header and one page of two');
     assert.match(first.stderr, /More templates follow: add --all/);
     assert.deepEqual(json(['templates', 'list', '--search', 'paged', '--category', 'cpu']), []);

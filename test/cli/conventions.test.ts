@@ -69,14 +69,14 @@ forEachDialect('podplate CLI conventions', (dialect) => {
     for (const columns of ['80', '100']) {
       const table = ok(['templates', 'ls'], { COLUMNS: columns }).stdout;
       const lines = table.trimEnd().split('\n');
-      assert.match(lines[0] as string, /^ID\s+NAME\s+OWNER\s+IMAGE\s+KIND\s+REV\s+UPDATED$/);
+      assert.match(lines[0] as string, /^ID\s+NAME\s+OWNER\s+IMAGE\s+KIND\s+REV\s+CHECK\s+UPDATED$/);
       for (const line of lines) assert.ok(line.length <= Number(columns), `${line.length} > ${columns}: ${line}`);
-      assert.match(table, new RegExp(`^${t.id}\\s+a-template-with\\S*…\\s+carol\\s+registry\\S*…\\s+pod\\s+1\\s+just now$`, 'm'));
+      assert.match(table, new RegExp(`^${t.id}\\s+a-template-\\S*…\\s+carol\\s+registry\\S*…\\s+pod\\s+1\\s+off\\s+just now$`, 'm'));
     }
     const wide = ok(['templates', 'ls', '-o', 'wide'], { COLUMNS: '80' }).stdout;
     assert.match(
       wide.split('\n')[0] as string,
-      /^ID\s+NAME\s+OWNER\s+IMAGE\s+CATEGORY\s+KIND\s+VISIBILITY\s+PORTS\s+REV\s+CREATED\s+UPDATED$/,
+      /^ID\s+NAME\s+OWNER\s+IMAGE\s+CATEGORY\s+KIND\s+VISIBILITY\s+PORTS\s+REV\s+CHECK\s+CREATED\s+UPDATED$/,
     );
     assert.ok(wide.includes(long) && wide.includes(image), 'wide cuts nothing');
     // Not a terminal and no COLUMNS: 80.
@@ -167,7 +167,10 @@ forEachDialect('podplate CLI conventions', (dialect) => {
       const file = join(home, `got.${format}`);
       writeFileSync(file, ok(['templates', 'get', t.id, '-o', format]).stdout);
       const r = ok(['templates', 'create', '-f', file, '--name', `from ${format}`, '-o', 'json']);
-      assert.match(r.stderr, /^Left out what the server sets: id, isPlatform, earned, runtimeInMin, revision, createdAt, updatedAt\.\n$/);
+      assert.match(
+        r.stderr,
+        /^Left out what the server sets: id, isPlatform, earned, runtimeInMin, revision, createdAt, updatedAt, imageCheck\.\n$/,
+      );
       assert.deepEqual(JSON.parse(r.stdout).env, { K: 'V' });
     }
     const piped = run(

@@ -50,6 +50,7 @@ const template = (overrides: Partial<Template> = {}): Template => ({
   revision: 1,
   createdAt: '2026-01-02T03:04:05.678Z',
   updatedAt: '2026-01-02T03:04:05.678Z',
+  imageCheck: { status: 'off', checkedAt: null, digest: null, platforms: [], sizeBytes: null, cudaVersion: null, reason: null },
   ...overrides,
 });
 

@@ -59,6 +59,7 @@ const TEMPLATE_FIELDS = [
   'revision',
   'createdAt',
   'updatedAt',
+  'imageCheck',
 ];
 
 const content = (): TemplateContent => ({
@@ -198,6 +199,7 @@ test('templateJson shows exactly the Template fields in schema order, and nothin
     ownerId: 'acc_a',
     endpointId: 'ep_1',
     updatedAt: '2026-01-02T03:04:06.000Z',
+    imageCheck: { status: 'off', checkedAt: null, digest: null, platforms: [], sizeBytes: null, cudaVersion: null, reason: null },
     createdAt: '2026-01-02T03:04:05.678Z',
     revision: 3,
     runtimeInMin: 12,
@@ -215,7 +217,8 @@ test('templateJson shows exactly the Template fields in schema order, and nothin
     '{"id":"tmpl_1","name":"trainer","imageName":"runpod/pytorch:2.1.0","category":"AMD","containerDiskInGb":80,"volumeInGb":100,' +
       '"volumeMountPath":"/data","containerRegistryAuthId":"cra_1","dockerEntrypoint":["bash","-c"],"dockerStartCmd":["python","train.py"],' +
       '"env":{"Z":"z","A":"a"},"ports":["8888/http","22/tcp"],"readme":"# Trainer","isPublic":true,"isServerless":true,' +
-      '"isPlatform":false,"earned":1.5,"runtimeInMin":12,"revision":3,"createdAt":"2026-01-02T03:04:05.678Z","updatedAt":"2026-01-02T03:04:06.000Z"}',
+      '"isPlatform":false,"earned":1.5,"runtimeInMin":12,"revision":3,"createdAt":"2026-01-02T03:04:05.678Z","updatedAt":"2026-01-02T03:04:06.000Z",' +
+      '"imageCheck":{"status":"off","checkedAt":null,"digest":null,"platforms":[],"sizeBytes":null,"cudaVersion":null,"reason":null}}',
   );
 });
 
@@ -229,6 +232,7 @@ const read = (): Template & { ownerName: string } => ({
   revision: 3,
   createdAt: '2026-01-02T03:04:05.678Z',
   updatedAt: '2026-01-02T03:04:06.000Z',
+  imageCheck: { status: 'off', checkedAt: null, digest: null, platforms: [], sizeBytes: null, cudaVersion: null, reason: null },
 });
 
 test('a template sent back as read, with its fixed and server-set fields, applies only its content', () => {
@@ -301,6 +305,7 @@ test('withoutRegistryAuth is templateJson with "" as the registry auth id, whate
           revision: 1,
           createdAt: '2026-01-02T03:04:05.678Z',
           updatedAt: '2026-01-02T03:04:05.678Z',
+          imageCheck: { status: 'off', checkedAt: null, digest: null, platforms: [], sizeBytes: null, cudaVersion: null, reason: null },
         } as Template;
         assert.equal(withoutRegistryAuth(templateJson(t), t.containerRegistryAuthId), templateJson({ ...t, containerRegistryAuthId: '' }));
       },
@@ -321,6 +326,7 @@ test('withoutRegistryAuth removes the field by name: an env variable named conta
     revision: 1,
     createdAt: '2026-01-02T03:04:05.678Z',
     updatedAt: '2026-01-02T03:04:05.678Z',
+    imageCheck: { status: 'off', checkedAt: null, digest: null, platforms: [], sizeBytes: null, cudaVersion: null, reason: null },
   } as Template;
   // The fields in another order than the schema's (env first): a cut by text position would take env's.
   const { env, ...rest } = t;

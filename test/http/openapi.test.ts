@@ -31,6 +31,7 @@ test('documents every operation with its error responses', async () => {
   );
   const ids = operations.map((o) => o.op.operationId).sort();
   assert.deepEqual(ids, [
+    'CheckTemplateImage',
     'CreateContainerRegistryAuth',
     'CreateEndpoint',
     'CreateTemplate',
@@ -54,6 +55,7 @@ test('documents every operation with its error responses', async () => {
     'PatchTemplate',
     'PutSecret',
     'Ready',
+    'RepinTemplateImage',
     'ReportReleaseProgress',
     'ReportTemplateUsage',
     'ResolveTemplate',
@@ -103,7 +105,7 @@ test('secrets: names like env names, values write-only and never in a response; 
   const resolve = doc.paths['/v1/templates/{templateId}/resolve'].post;
   for (const status of ['200', '403', '404', '422']) assert.ok(resolve.responses[status], status);
   assert.equal(resolve.responses['422'].description, 'Template cannot be resolved');
-  assert.deepEqual(Object.keys(ResolvedTemplate.properties), ['template', 'containerRegistryCredentials']);
+  assert.deepEqual(Object.keys(ResolvedTemplate.properties), ['template', 'containerRegistryCredentials', 'imageDigest']);
   assert.ok(Problem.properties.missingSecrets);
 });
 
@@ -128,9 +130,11 @@ test('states every bound of the validation table, from the schemas that validate
   assert.deepEqual([p.ports.maxItems, p.ports.uniqueItems], [64, true]);
   assert.equal(p.readme.maxLength, 102400);
   const update = doc.components.schemas.TemplateUpdateInput.properties;
-  for (const field of SENT_BACK_FIELDS) {
+  for (const field of SENT_BACK_FIELDS.filter((f) => f !== 'imageCheck')) {
     assert.match(update[field].description, /Accepted, and ignored, when it equals the current value; another value is a 4(00|12)/, field);
   }
+  // The image check changes without a revision: a read's, however old, is accepted back.
+  assert.match(update.imageCheck.description, /accepted, and ignored, whatever it holds/);
   assert.equal(update.containerDiskInGb.default, undefined, 'update applies no defaults');
   const list = doc.paths['/v1/templates'].get.parameters.find((x: { name: string }) => x.name === 'limit');
   assert.deepEqual([list.schema.minimum, list.schema.maximum, list.schema.default], [1, 1000, 100]);

@@ -42,7 +42,7 @@ forEachDialect('revisions, rollback, conditional writes, idempotency, usage', (d
     assert.deepEqual(r1.diff, []);
     assert.equal(r1.template.readme, 'v1');
     assert.equal(r3.template.containerDiskInGb, 9);
-    assert.deepEqual(Object.keys(r3).sort(), ['author', 'createdAt', 'diff', 'keyId', 'revision', 'template']);
+    assert.deepEqual(Object.keys(r3).sort(), ['author', 'createdAt', 'diff', 'imageDigest', 'keyId', 'revision', 'template']);
     assert.equal(r3.author, 'alice', "the author is the name of the key's account");
     assert.equal(r3.template.id, undefined, 'a snapshot is the content only');
     assert.match(r3.keyId, /^key_/);

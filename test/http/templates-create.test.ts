@@ -25,6 +25,7 @@ const TEMPLATE_FIELDS = [
   'revision',
   'createdAt',
   'updatedAt',
+  'imageCheck',
 ].sort();
 
 forEachDialect('POST /v1/templates', (dialect) => {
@@ -64,6 +65,8 @@ forEachDialect('POST /v1/templates', (dialect) => {
       earned: 0,
       runtimeInMin: 0,
       revision: 1,
+      // The harness turns image checks off (test/http/image-checks.test.ts turns them on).
+      imageCheck: { status: 'off', checkedAt: null, digest: null, platforms: [], sizeBytes: null, cudaVersion: null, reason: null },
     });
     const stored = await h.call('GET', `/v1/templates/${id}`, { key: alice });
     assert.deepEqual(stored.body, r.body);

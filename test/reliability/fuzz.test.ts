@@ -87,6 +87,9 @@ const ROUTES: { method: Method; path: string; query?: string[] }[] = [
   { method: 'POST', path: '/v1/templates/:templateId/rollback' },
   { method: 'POST', path: '/v1/templates/:templateId/usage' },
   { method: 'POST', path: '/v1/templates/:templateId/resolve' },
+  // Image checks are off in the fuzzed app: a check answers the template, a repin a 409 (no registry is reached).
+  { method: 'POST', path: '/v1/templates/:templateId/image-check' },
+  { method: 'POST', path: '/v1/templates/:templateId/repin' },
   { method: 'POST', path: '/v1/endpoints' },
   { method: 'GET', path: '/v1/endpoints', query: ['limit', 'cursor'] },
   { method: 'GET', path: '/v1/endpoints/:endpointId' },

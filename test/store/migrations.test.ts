@@ -38,9 +38,11 @@ forEachDialect('migrations over existing data', (dialect) => {
         templateRecord({ ownerId: 'acc_b' }),
       ];
       const raw = new Kysely<any>({ dialect: dialectFor(db.url).kysely });
-      // The rows as the store wrote them then: without the columns of later migrations.
+      // The rows as the store wrote them then: without the columns later migrations added (0021's key, 0022's image check).
       for (const t of templates) {
-        const { name_key: _, ...row } = toRow(t);
+        const row = Object.fromEntries(
+          Object.entries(toRow(t)).filter(([column]) => column !== 'name_key' && (column === 'image_name' || !column.startsWith('image_'))),
+        );
         await raw.insertInto('templates').values(row).execute();
       }
       await sql`insert into endpoints (id, owner_id, name, template_id, workers_min, workers_max, version, created_at, updated_at)
@@ -76,6 +78,12 @@ forEachDialect('migrations over existing data', (dialect) => {
           historyBytes: 0,
           storedResponses: 0,
         });
+        // 0022: every template written before is due for an image check, and its representation shows it pending.
+        for (const t of templates) {
+          const shown = JSON.parse((await latest.templates.findView(t.id))?.json ?? '{}');
+          assert.equal(shown.imageCheck.status, 'pending');
+          assert.notEqual((await latest.imageChecks.queued(t.id))?.dueAt, null);
+        }
       } finally {
         await latest.close();
       }

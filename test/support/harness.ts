@@ -13,6 +13,7 @@ import { Keyring, newKeyText } from '../../src/sealing/keyring.ts';
 import { type CacheOptions, DEFAULT_CACHE } from '../../src/store/cache/read-cache.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { DEFAULT_STORE_OPTIONS, Store } from '../../src/store/store.ts';
+import { IMAGE_CHECKS_OFF, type ImageCheckOptions } from '../../src/usecases/image-checks.ts';
 import { Podplate } from '../../src/usecases/podplate.ts';
 
 // Tests run against real databases: a SQLite file in a temporary folder, and PostgreSQL when
@@ -96,6 +97,8 @@ export type HarnessConfig = Partial<
     quotas: Quotas;
     history: HistoryBounds;
     keyring: Keyring;
+    /** Image checks: off unless a test turns them on (no test reaches a registry it did not start). */
+    imageChecks: Partial<ImageCheckOptions>;
   }
 >;
 
@@ -113,6 +116,7 @@ export async function openHarness(database: Database, config: HarnessConfig = {}
     quotas,
     history,
     keyring = Keyring.fromText(newKeyText()),
+    imageChecks,
     ...appConfig
   } = config;
   const store = Store.open(
@@ -128,6 +132,7 @@ export async function openHarness(database: Database, config: HarnessConfig = {}
     history,
     authFailuresPerMinute: AUTH_FAILURES_PER_MINUTE,
     keyring,
+    imageChecks: { ...IMAGE_CHECKS_OFF, ...imageChecks },
   });
   const app = await buildApp({
     podplate,
@@ -158,6 +163,7 @@ export async function openHarness(database: Database, config: HarnessConfig = {}
       return { status: response.statusCode, headers: response.headers, body, text: response.body };
     },
     close: async () => {
+      await podplate.imageChecks.stop();
       await app.close();
       await store.close();
       await database.drop();

@@ -36,13 +36,14 @@ export const TEST_SECRETS_KEY = 'dGVzdC1vbmx5IHNlY3JldHMga2V5LCAzMiBieXRlcyE=';
 
 /**
  * Starts `podplate serve` and waits until it answers /healthz. On PostgreSQL, where SECRETS_KEY is required, the server
- * gets TEST_SECRETS_KEY unless `env` names one (`SECRETS_KEY: ''` for none).
+ * gets TEST_SECRETS_KEY unless `env` names one (`SECRETS_KEY: ''` for none). Image checks are off unless `env` turns
+ * them on (IMAGE_CHECK): no test server reaches a registry the test did not start.
  */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
   const keys = /^postgres/.test(env.DATABASE_URL ?? '') && !('SECRETS_KEY' in env) ? { SECRETS_KEY: TEST_SECRETS_KEY } : {};
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...keys, ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), IMAGE_CHECK: 'off', ...keys, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -27,6 +27,7 @@ export const templateRecord = (overrides: Partial<TemplateRecord> = {}): Templat
   revision: 1,
   createdAt: at,
   updatedAt: at,
+  imageCheck: { status: 'off', checkedAt: null, digest: null, platforms: [], sizeBytes: null, cudaVersion: null, reason: null },
   ownerId: 'acc_a',
   endpointId: null,
   ...overrides,

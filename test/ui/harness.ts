@@ -45,11 +45,12 @@ export interface Session {
   close: () => Promise<void>;
 }
 
-export async function openSession(users: string[]): Promise<Session> {
+/** A session over a new server; `settings` are added to its environment (image checks are off unless turned on). */
+export async function openSession(users: string[], settings: Record<string, string> = {}): Promise<Session> {
   ensureUiBuilt();
   mkdirSync(SHOTS, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'podplate-ui-'));
-  const env = { DATABASE_URL: `sqlite:${join(dir, 'podplate.db')}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' };
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'podplate.db')}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', ...settings };
   const server = await startServer(env);
   const keys: Record<string, string> = { platform: /pp_[A-Za-z0-9_-]{43}/.exec(server.stderr())?.[0] ?? '' };
   assert.ok(keys.platform, 'the bootstrap platform key is printed');

@@ -26,11 +26,22 @@ const template: Template = {
   revision: 3,
   createdAt: '2026-11-22T00:00:00.000Z',
   updatedAt: '2026-11-22T00:00:00.000Z',
+  imageCheck: { status: 'off', checkedAt: null, digest: null, platforms: [], sizeBytes: null, cudaVersion: null, reason: null },
 };
 
 test('a template read into the form and sent back is the same content', () => {
   const body = bodyOf(formOf(template), 'create');
-  const { id: _id, isPlatform: _p, earned: _e, runtimeInMin: _r, revision: _v, createdAt: _c, updatedAt: _u, ...content } = template;
+  const {
+    id: _id,
+    isPlatform: _p,
+    earned: _e,
+    runtimeInMin: _r,
+    revision: _v,
+    createdAt: _c,
+    updatedAt: _u,
+    imageCheck: _i,
+    ...content
+  } = template;
   assert.deepEqual(body, content);
 });
 

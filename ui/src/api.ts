@@ -155,6 +155,8 @@ export const api = {
     ),
   endpoints: (cursor?: string) => page<Endpoint>(`/v1/endpoints${query({ limit: 50, cursor })}`),
   endpointsAt: (url: string) => page<Endpoint>(url),
+  /** Checks the template's image at its registry now; the template with the result. */
+  checkImage: async (templateId: string) => versioned(await call<Template>('POST', `/v1/templates/${id(templateId)}/image-check`)),
   endpoint: async (endpointId: string) => (await call<Endpoint>('GET', `/v1/endpoints/${id(endpointId)}`)).data,
   /** Every endpoint of the caller, all pages: which of its templates are live, and where. */
   allEndpoints: () => all<Endpoint>('/v1/endpoints?limit=100'),

@@ -21,7 +21,7 @@ import {
   TemplateListQuery,
 } from '../schemas.ts';
 
-// Routes of /v1/templates: create, read, list, update, delete, revisions, rollback, usage.
+// Routes of /v1/templates: create, read, list, update, delete, revisions, rollback, usage, image check, repin.
 
 const params = IdParam('templateId', 'template');
 const tags = ['templates'];
@@ -81,7 +81,7 @@ const created = (template: TemplateRecord) => ({
 });
 
 export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { templates } = app.podplate;
+  const { templates, imageChecks } = app.podplate;
   const trimBody = async (request: { body: unknown }) => trimName(request.body);
 
   app.post('/templates', {
@@ -244,6 +244,47 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { templateId } = request.params;
       const once = idempotencyOf(request, reply, outcome);
       return sendAnswer(reply, await templates.rollback(request.caller, templateId, request.body.revision, precondition, once), outcome);
+    },
+  });
+
+  app.post('/templates/:templateId/image-check', {
+    schema: {
+      tags,
+      operationId: 'CheckTemplateImage',
+      summary: "Check a template's image now",
+      description:
+        "Reads the template's image at its registry now (its pinned digest, else its tag), with its registry auth, and answers " +
+        'the template with `imageCheck` as found; a check of it under way elsewhere is waited for. The owner or a platform key. ' +
+        'With IMAGE_CHECK=off the template is answered as it is (`off`). Beyond IMAGE_CHECKS_PER_ACCOUNT_PER_MINUTE, a 429.',
+      params,
+      response: {
+        200: oneTemplate('The template with the image check just made.'),
+        ...problemResponses(400, 401, 403, 404, 429, 503),
+      },
+    },
+    handler: async (request, reply) => sendTemplate(reply, await imageChecks.checkNow(request.caller, request.params.templateId)),
+  });
+
+  app.post('/templates/:templateId/repin', {
+    schema: {
+      tags,
+      operationId: 'RepinTemplateImage',
+      summary: 'Pin a template to the digest its tag serves now',
+      description:
+        "Reads the template's tag at its registry again. A digest other than the current revision's makes a new revision " +
+        'pinned to it, whose diff shows `imageDigest` changing, and starts a rolling release on its endpoint; the same digest ' +
+        'changes nothing. A tag that gives no verified image (no such tag, refused credentials, no linux/amd64 image, larger ' +
+        'than the container disk) is a 409 saying why; an unreachable registry a 503. The owner only.',
+      params,
+      headers: IfMatch,
+      response: {
+        200: oneTemplate('The template, pinned to the digest its tag serves.'),
+        ...problemResponses(400, 401, 403, 404, 409, 412, 429, 503),
+      },
+    },
+    handler: async (request, reply) => {
+      const precondition = preconditionFrom(request.headers['if-match']);
+      return sendTemplate(reply, await imageChecks.repin(request.caller, request.params.templateId, precondition));
     },
   });
 

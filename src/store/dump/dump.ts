@@ -9,7 +9,7 @@ import { restoreIndexes, setIndexesAside } from './bulk-indexes.ts';
 // one transaction (import). Rows travel as their columns' values, as stored: nothing is rebuilt on the way.
 
 /** What a column holds, as an export writes it and an import checks it. */
-export type ColumnKind = 'serial' | 'integer' | 'number' | 'text' | 'text?' | 'timestamp' | 'timestamp?';
+export type ColumnKind = 'serial' | 'integer' | 'integer?' | 'number' | 'text' | 'text?' | 'timestamp' | 'timestamp?';
 
 export interface DumpTable {
   name: keyof Tables & string;
@@ -70,6 +70,18 @@ export const DUMP_TABLES = [
       search: 'text',
       body: 'text?',
       name_key: 'text?',
+      image_check_status: 'text',
+      image_checked_at: 'timestamp?',
+      image_digest: 'text?',
+      image_platforms: 'text',
+      image_size_bytes: 'integer?',
+      image_cuda_version: 'text?',
+      image_check_reason: 'text?',
+      image_check_due_at: 'timestamp?',
+      image_check_attempts: 'integer',
+      image_check_leased_until: 'timestamp?',
+      image_check_lease: 'text?',
+      image_check_revision: 'integer',
     },
     ['seq'],
   ),
@@ -91,7 +103,15 @@ export const DUMP_TABLES = [
   ),
   table(
     'template_revisions',
-    { template_id: 'text', revision: 'integer', snapshot: 'text', diff: 'text', key_id: 'text', created_at: 'timestamp' },
+    {
+      template_id: 'text',
+      revision: 'integer',
+      snapshot: 'text',
+      diff: 'text',
+      key_id: 'text',
+      created_at: 'timestamp',
+      image_digest: 'text?',
+    },
     ['template_id', 'revision'],
   ),
   table(
@@ -109,6 +129,7 @@ export const DUMP_TABLES = [
       workers_total: 'integer',
       ...TIMESTAMPS,
       previous_template_id: 'text?',
+      image_digest: 'text?',
     },
     ['seq'],
   ),
@@ -195,6 +216,7 @@ export function kindMismatch(kind: ColumnKind, value: unknown): string | undefin
   switch (kind) {
     case 'serial':
     case 'integer':
+    case 'integer?':
       return Number.isSafeInteger(value) ? undefined : 'must be an integer';
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? undefined : 'must be a number';
@@ -388,6 +410,7 @@ export const notEmpty = (held: string[]) =>
 const ARRAY_TYPES: Record<ColumnKind, string> = {
   serial: 'bigint[]',
   integer: 'bigint[]',
+  'integer?': 'bigint[]',
   number: 'double precision[]',
   text: 'text[]',
   'text?': 'text[]',

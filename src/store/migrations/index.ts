@@ -22,6 +22,7 @@ import * as changesTold from './0018-changes-told-to-the-writer.ts';
 import * as storagePerAccount from './0019-storage-per-account.ts';
 import * as authsOfOwner from './0020-registry-auths-of-their-owner.ts';
 import * as namesFolded from './0021-names-compared-folded.ts';
+import * as imageChecks from './0022-image-checks.ts';
 
 // Every migration, in order.
 
@@ -50,6 +51,7 @@ const ordered: [string, DialectMigration][] = [
   ['0019-storage-per-account', storagePerAccount],
   ['0020-registry-auths-of-their-owner', authsOfOwner],
   ['0021-names-compared-folded', namesFolded],
+  ['0022-image-checks', imageChecks],
 ];
 
 export function migrations(dialect: SqlDialect): Record<string, Migration> {

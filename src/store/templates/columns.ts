@@ -35,13 +35,37 @@ export const TEMPLATE_COLUMNS = [
   'search',
   'body',
   'name_key',
+  'image_check_status',
+  'image_checked_at',
+  'image_digest',
+  'image_platforms',
+  'image_size_bytes',
+  'image_cuda_version',
+  'image_check_reason',
+  'image_check_due_at',
+  'image_check_attempts',
+  'image_check_leased_until',
+  'image_check_lease',
+  'image_check_revision',
 ] as const satisfies readonly (keyof TemplatesTable)[];
 // A column added to TemplatesTable and not listed above fails to compile here.
 const everyColumnListed: Exclude<keyof TemplatesTable, (typeof TEMPLATE_COLUMNS)[number]> extends never ? true : never = true;
 void everyColumnListed;
 
+/** The queue of image checks (store/templates/image-checks.ts): the store's own columns, never part of a template record. */
+export const QUEUE_COLUMNS = [
+  'image_check_due_at',
+  'image_check_attempts',
+  'image_check_leased_until',
+  'image_check_lease',
+  'image_check_revision',
+] as const satisfies readonly (keyof TemplatesTable)[];
+
+/** A template's row but for its place in the queue of image checks. */
+export type TemplateRow = Omit<Selectable<TemplatesTable>, 'seq' | (typeof QUEUE_COLUMNS)[number]> & { seq?: number };
+
 /** A template as its row's columns, its representation and search text built from it. */
-export function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'> & { seq?: number } {
+export function toRow(t: TemplateRecord): TemplateRow {
   return {
     id: t.id,
     owner_id: t.ownerId,
@@ -69,6 +93,13 @@ export function toRow(t: TemplateRecord): Omit<Selectable<TemplatesTable>, 'seq'
     search: searchText(t),
     body: templateJson(t),
     name_key: fold(t.name),
+    image_check_status: t.imageCheck.status,
+    image_checked_at: t.imageCheck.checkedAt,
+    image_digest: t.imageCheck.digest,
+    image_platforms: JSON.stringify(t.imageCheck.platforms),
+    image_size_bytes: t.imageCheck.sizeBytes,
+    image_cuda_version: t.imageCheck.cudaVersion,
+    image_check_reason: t.imageCheck.reason,
   };
 }
 
@@ -99,6 +130,15 @@ export function toTemplate(row: Selectable<TemplatesTable>): TemplateRecord {
     revision: row.revision,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    imageCheck: {
+      status: row.image_check_status as TemplateRecord['imageCheck']['status'],
+      checkedAt: row.image_checked_at,
+      digest: row.image_digest,
+      platforms: JSON.parse(row.image_platforms),
+      sizeBytes: row.image_size_bytes === null ? null : Number(row.image_size_bytes),
+      cudaVersion: row.image_cuda_version,
+      reason: row.image_check_reason,
+    },
     ownerId: row.owner_id,
     endpointId: row.endpoint_id,
   };
@@ -112,5 +152,6 @@ export function toRevision(row: Selectable<TemplateRevisionsTable>): RevisionRec
     diff: JSON.parse(row.diff),
     keyId: row.key_id,
     createdAt: row.created_at,
+    imageDigest: row.image_digest,
   };
 }

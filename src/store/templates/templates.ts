@@ -84,8 +84,16 @@ export class TemplateRepository {
     this.core = core;
   }
 
-  async insert(template: TemplateRecord): Promise<void> {
-    await this.core.unique(this.core.insertRow(INSERT_TEMPLATE, toRow(template)), templateNameTaken);
+  /** Inserts a new template; with `checkDue`, its image check is due then (see image-checks.ts). */
+  async insert(template: TemplateRecord, checkDue: string | null = null): Promise<void> {
+    const queue = {
+      image_check_due_at: checkDue,
+      image_check_attempts: 0,
+      image_check_leased_until: null,
+      image_check_lease: null,
+      image_check_revision: template.revision,
+    };
+    await this.core.unique(this.core.insertRow(INSERT_TEMPLATE, { ...toRow(template), ...queue }), templateNameTaken);
   }
 
   /** The template; with `lock`, its row stays locked against other writers until the transaction ends. */
@@ -415,6 +423,7 @@ export class TemplateRepository {
       diff: JSON.stringify(r.diff),
       key_id: r.keyId,
       created_at: r.createdAt,
+      image_digest: r.imageDigest,
     });
   }
 

@@ -15,10 +15,32 @@ export function problemBox(error: unknown): HTMLElement {
   );
 }
 
+const IMAGE_BADGES: Record<Template['imageCheck']['status'], string> = {
+  verified: 'Image verified',
+  failed: 'Image check failed',
+  unreachable: 'Registry unreachable',
+  pending: 'Checking image…',
+  off: 'Image not checked',
+};
+
+/** A gigabyte as containerDiskInGb counts it: 2^30 bytes, one decimal. */
+export const gigabytes = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+
+/** The image check as a badge: verified, failed (its reason as the title), unreachable, pending or off; the size when known. */
+export function imageBadge(check: Template['imageCheck']): HTMLElement {
+  const size = check.status === 'verified' && check.sizeBytes !== null ? ` · ${gigabytes(check.sizeBytes)}` : '';
+  return h(
+    'span',
+    { class: `badge image-check image-${check.status}`, title: check.reason ?? undefined, 'data-status': check.status },
+    `${IMAGE_BADGES[check.status]}${size}`,
+  );
+}
+
 export function badges(t: Template): HTMLElement {
   return h(
     'span',
     { class: 'badges' },
+    imageBadge(t.imageCheck),
     h('span', { class: `badge cat-${t.category.toLowerCase()}` }, t.category),
     h('span', { class: 'badge' }, t.isServerless ? 'Serverless' : 'Pod'),
     t.isPlatform ? h('span', { class: 'badge official' }, 'Official') : null,

@@ -4,6 +4,7 @@ import { renderMarkdown, scrollToHeadings } from '../markdown.ts';
 import type { Endpoint, Template } from '../model.ts';
 import { go, href } from '../router.ts';
 import { badges, copyButton, endpointRunning, heading, liveBadge, problemBox } from './common.ts';
+import { imageCheckCard } from './image-check.ts';
 import { maskedValue } from './secrets.ts';
 import type { View } from './view.ts';
 
@@ -182,6 +183,7 @@ export const detailView =
         fields(t, authName),
         hasReadme ? h('section', { class: 'card', 'aria-labelledby': 'readme-h' }, h('h2', { id: 'readme-h' }, 'Readme'), readme) : null,
       ),
+      imageCheckCard(t, owned),
       environment(t, owned),
       hasReadme ? null : h('p', { class: 'muted' }, 'No readme.'),
     );
