@@ -154,7 +154,9 @@ forEachDialect('migrations 0019 to 0021 over existing data', (dialect) => {
         templateRecord({ ownerId: 'acc_a', name: 'İstanbul', containerRegistryAuthId: 'ra_b' }),
       ];
       for (const t of templates) {
-        const { name_key: _, ...row } = toRow(t);
+        const row = Object.fromEntries(
+          Object.entries(toRow(t)).filter(([column]) => column !== 'name_key' && (column === 'image_name' || !column.startsWith('image_'))),
+        );
         await kysely
           .insertInto('templates')
           .values({ ...row, search: t.name.toLowerCase() })

@@ -63,11 +63,23 @@ forEachDialect('rules of the store', (dialect) => {
     const insert = new RowInsert('accounts');
     await h.store.transaction(async (tx) => {
       const core = (tx.templates as unknown as { core: Core }).core;
-      await core.insertRow(insert, { id: 'acc_rule_1', name: 'rule-one', role: 'user', created_at: '2026-01-01T00:00:00.000Z' });
-      await core.insertRow(insert, { created_at: '2026-01-02T00:00:00.000Z', role: 'platform', name: 'rule-two', id: 'acc_rule_2' });
+      await core.insertRow(insert, {
+        id: 'acc_rule_1',
+        name: 'rule-one',
+        name_key: 'rule-one',
+        role: 'user',
+        created_at: '2026-01-01T00:00:00.000Z',
+      });
+      await core.insertRow(insert, {
+        created_at: '2026-01-02T00:00:00.000Z',
+        role: 'platform',
+        name_key: 'rule-two',
+        name: 'rule-two',
+        id: 'acc_rule_2',
+      });
       await assert.rejects(
         () => core.insertRow(insert, { id: 'acc_rule_3', name: 'rule-three', role: 'user' } as never),
-        /a row of id, name, role given to an insert of id, name, role, created_at/,
+        /a row of id, name, role given to an insert of id, name, name_key, role, created_at/,
       );
     });
     const names = await h.store.accounts.findByName('rule-two');
