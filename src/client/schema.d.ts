@@ -2803,7 +2803,13 @@ export interface operations {
                 /** @description Include community-made public templates of other accounts. Only `true` or `false`. */
                 includePublicTemplates?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Answer 304, with the ETag and no body, when the template is still at a revision named here (compared weakly: `W/"r3"` names revision 3). `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
+                "if-none-match"?: string;
+            };
             path: {
                 /** @description ID of the template. */
                 templateId: string;
@@ -2822,6 +2828,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Template"];
                 };
+            };
+            /** @description Not modified: the template is still at a revision If-None-Match names. */
+            304: {
+                headers: {
+                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request */
             400: {
@@ -2880,8 +2895,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). */
+                /**
+                 * @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
                 "if-match"?: string;
+                /**
+                 * @description Make the write fail (412) when the template is at a revision named here, or exists at all with `*`. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description ID of the template. */
@@ -2982,8 +3005,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). */
+                /**
+                 * @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
                 "if-match"?: string;
+                /**
+                 * @description Make the write fail (412) when the template is at a revision named here, or exists at all with `*`. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description ID of the template. */
@@ -3325,8 +3356,16 @@ export interface operations {
             header?: {
                 /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422. */
                 "idempotency-key"?: string;
-                /** @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). */
+                /**
+                 * @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
                 "if-match"?: string;
+                /**
+                 * @description Make the write fail (412) when the template is at a revision named here, or exists at all with `*`. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description ID of the template. */
@@ -3464,8 +3503,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). */
+                /**
+                 * @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
                 "if-match"?: string;
+                /**
+                 * @description Make the write fail (412) when the template is at a revision named here, or exists at all with `*`. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description ID of the template. */

@@ -35,8 +35,9 @@ import { type Answer, type Once, once } from './idempotency.ts';
 
 // Use cases of templates: create, read, list, update, delete, roll back, report usage.
 
-/** A conditional write's condition: does the template's current revision satisfy the request (If-Match)? */
-export type Precondition = (revision: number) => boolean;
+/** A conditional write's condition (If-Match, If-None-Match): what it says against the revision it would change (why
+ * it fails), or undefined when it holds. */
+export type Precondition = (revision: number) => string | undefined;
 
 export interface ListOptions extends IncludeFlags {
   scope?: ListScope;
@@ -97,12 +98,8 @@ function notKept(revision: number, oldest: number | undefined, current: Template
 }
 
 function check(precondition: Precondition | undefined, template: TemplateRecord): void {
-  if (precondition && !precondition(template.revision)) {
-    throw new DomainError(
-      'precondition-failed',
-      `The template is at revision ${template.revision}, which If-Match does not name; read it again.`,
-    );
-  }
+  const failed = precondition?.(template.revision);
+  if (failed) throw new DomainError('precondition-failed', `The template is at revision ${template.revision}, ${failed}; read it again.`);
 }
 
 /** A template's env may refer to secrets only by well-formed names, and a public one may hold no literal token. */

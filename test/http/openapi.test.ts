@@ -73,7 +73,11 @@ test('documents every operation with its error responses', async () => {
   assert.ok(doc.paths['/v1/templates'].post.responses['422']);
   assert.ok(doc.paths['/v1/templates/{templateId}'].get.responses['200'].headers.etag);
   const headers = doc.paths['/v1/templates/{templateId}/rollback'].post.parameters.filter((p: { in: string }) => p.in === 'header');
-  assert.deepEqual(headers.map((p: { name: string }) => p.name).sort(), ['idempotency-key', 'if-match']);
+  assert.deepEqual(headers.map((p: { name: string }) => p.name).sort(), ['idempotency-key', 'if-match', 'if-none-match']);
+  const get = doc.paths['/v1/templates/{templateId}'].get;
+  assert.deepEqual(Object.keys(get.responses['304'].headers), ['etag']);
+  assert.equal(get.responses['304'].content, undefined, 'a 304 has no body');
+  assert.ok(get.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'if-none-match'));
   assert.ok(doc.paths['/v1/containerregistryauth/{containerRegistryAuthId}'].delete.responses['409']);
   assert.ok(doc.paths['/v1/containerregistryauth/{containerRegistryAuthId}/credentials'].get.responses['403']);
   assert.ok(doc.paths['/v1/containerregistryauth'].post.responses['403'], 'a create past the quota');
