@@ -1259,6 +1259,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1670,6 +1672,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2097,6 +2101,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2353,6 +2359,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2623,6 +2631,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3282,6 +3292,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -209,7 +209,7 @@ test('declares each response header once, with a schema, wherever it is sent', a
   assert.deepEqual(headersOf('RollbackTemplate', '200'), ['etag', 'idempotent-replayed']);
   assert.deepEqual(headersOf('CreateEndpoint', '200'), ['location']);
   for (const id of ['ListTemplates', 'ListTemplateRevisions', 'ListEndpoints', 'ListEndpointReleases']) {
-    assert.deepEqual(headersOf(id, '200'), ['link'], id);
+    assert.deepEqual(headersOf(id, '200'), ['link', 'x-next-page'], id);
   }
   for (const { id, status } of responses) {
     if (status === '401') assert.deepEqual(headersOf(id, status), ['www-authenticate'], id);
