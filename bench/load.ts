@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { CONNECTIONS, SETTINGS } from './settings.ts';
 
@@ -8,7 +10,14 @@ import { CONNECTIONS, SETTINGS } from './settings.ts';
  * takes the next of them, whichever connection sends it: autocannon cycles its list per connection, from the start,
  * so 50 connections over a list of 50,000 read the same first few thousand (2,804 distinct ids in 6 s, measured).
  */
-export type Request = { method?: string; path: string; body?: string; key?: string; paths?: string[] };
+export type Request = {
+  method?: string;
+  path: string;
+  body?: string;
+  key?: string;
+  paths?: string[];
+  headers?: Record<string, string>;
+};
 
 /** A scenario's figures: requests/s, latencies in ms, and the requests that failed (5xx among them). */
 export interface Figures {
@@ -18,6 +27,21 @@ export interface Figures {
   p99: number;
   errors: number;
   serverErrors: number;
+  /** CPU time the server process spent per request answered (user and system), when its pid was given. */
+  cpuUsPerRequest?: number;
+  /** Bytes read per request answered (headers and body, as sent: compressed or not). */
+  bytesPerRequest?: number;
+}
+
+/** Clock ticks a second, the unit of /proc/<pid>/stat's CPU times. */
+const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+
+/** CPU time a process has used so far (user and system), in µs (Linux: fields 14 and 15 of /proc/<pid>/stat). */
+export function cpuMicroseconds(pid: number): number {
+  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS;
 }
 
 let unique = 0;
@@ -31,7 +55,7 @@ export async function load(
   url: string,
   requests: Request[],
   key?: string,
-  options: { seconds?: number; connections?: number; timeout?: number } = {},
+  options: { seconds?: number; connections?: number; timeout?: number; serverPid?: number } = {},
 ): Promise<Figures> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (key) headers.authorization = `Bearer ${key}`;
@@ -44,7 +68,8 @@ export async function load(
       headers,
       // Unique bodies need a callback per request; reads don't pay for it.
       requests: requests.map((r) => {
-        const own = r.key ? { headers: { ...headers, authorization: `Bearer ${r.key}` } } : {};
+        const own =
+          r.key || r.headers ? { headers: { ...headers, ...(r.key ? { authorization: `Bearer ${r.key}` } : {}), ...r.headers } } : {};
         if (r.paths) {
           const paths = r.paths;
           let next = 0;
@@ -66,7 +91,17 @@ export async function load(
       }),
     }) as autocannon.Options;
   await autocannon(settings(SETTINGS.warmup));
-  return figures(name, await autocannon(settings(options.seconds ?? SETTINGS.duration)));
+  const pid = options.serverPid;
+  const cpuBefore = pid === undefined ? 0 : cpuMicroseconds(pid);
+  const result = await autocannon(settings(options.seconds ?? SETTINGS.duration));
+  const measured = figures(name, result);
+  const answered = result.requests.total;
+  if (pid === undefined || answered === 0) return measured;
+  return {
+    ...measured,
+    cpuUsPerRequest: (cpuMicroseconds(pid) - cpuBefore) / answered,
+    bytesPerRequest: result.throughput.total / answered,
+  };
 }
 
 /** A scenario's figures from autocannon's result. */

@@ -58,6 +58,22 @@ export function targets() {
         add(`${name.replace(' (page', ' page')} at ${large.toLocaleString('en')} keeps >= 85 % (${d})`, scaled / small, (v) => v >= 0.85);
     }
     add(`peak RSS <= 300 MB (${d})`, peakRss[d], (v) => v <= 300, ' MB');
+    // What compression costs the server per request, and what it saves on the wire, on a page of 100 templates.
+    const plain = find('GET /v1/templates (page', d);
+    for (const encoding of ['gzip', 'br']) {
+      const compressed = find(`compressed: GET /v1/templates (page of 100), ${encoding}`, d);
+      if (!plain?.cpuUsPerRequest || !plain.bytesPerRequest || !compressed?.cpuUsPerRequest || !compressed.bytesPerRequest) continue;
+      add(
+        `${encoding}: server CPU per page of 100 <= 2 x plain's (${d})`,
+        compressed.cpuUsPerRequest / plain.cpuUsPerRequest,
+        (v) => v <= 2,
+      );
+      add(
+        `${encoding}: bytes per page of 100 <= 0.2 x plain's (${d})`,
+        compressed.bytesPerRequest / plain.bytesPerRequest,
+        (v) => v <= 0.2,
+      );
+    }
     add(`junk body refused: p99 <= 25 ms (${d})`, find('POST junk body', d)?.p99, (v) => v <= 25, ' ms');
     add(
       `4 pages of large templates: another tenant's p99 <= 1,000 ms (${d})`,
@@ -106,11 +122,11 @@ export function targets() {
 
 export function table(): string {
   const lines = [
-    '| scenario | database | templates | requests/s | p50 ms | p99 ms | errors | × ceiling |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
+    '| scenario | database | templates | requests/s | p50 ms | p99 ms | errors | × ceiling | server CPU µs/request | KB/request |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
-        `| ${r.name} | ${r.dialect} | ${r.templates.toLocaleString('en')} | ${Math.round(r.rps).toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio?.toFixed(2) ?? '-'} |`,
+        `| ${r.name} | ${r.dialect} | ${r.templates.toLocaleString('en')} | ${Math.round(r.rps).toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio?.toFixed(2) ?? '-'} | ${r.cpuUsPerRequest === undefined ? '-' : Math.round(r.cpuUsPerRequest).toLocaleString('en')} | ${r.bytesPerRequest === undefined ? '-' : (r.bytesPerRequest / 1024).toFixed(1)} |`,
     ),
     '',
     '| outbox delivery | database | delivered rows present | events per round | events/s (median of rounds) | rounds |',

@@ -10,6 +10,7 @@ import { ResolvedTemplateSchema, ResolveInput, Secret, SecretPut } from './domai
 import { Template, TemplateCreate, TemplateListItem, TemplateUpdate } from './domain/template.ts';
 import { UsageReport } from './domain/usage.ts';
 import { authenticate } from './http/plugins/auth.ts';
+import { registerCompression } from './http/plugins/compression.ts';
 import { registerCors } from './http/plugins/cors.ts';
 import { registerJsonParser } from './http/plugins/json.ts';
 import { redactingLogger } from './http/plugins/log.ts';
@@ -151,6 +152,8 @@ export async function buildApp({ podplate, config, logger = false, uiDir }: AppO
 
   // Before the router's own answers (404, 405, OPTIONS), so that a listed origin can read those too.
   await registerCors(app, config.CORS_ORIGINS);
+  // Before any route, so that every route's large answers are compressed.
+  await registerCompression(app);
   registerProblemHandlers(app);
   await registerOpenApi(app);
   registerMetrics(app, podplate);
