@@ -461,7 +461,7 @@ export interface components {
             /** @description A name for these credentials, unique among your registry auths. Surrounding white space is trimmed. */
             name: string;
             /**
-             * @description The password or access token for the registry, at most 16384 bytes. Stored encrypted; never shown again. At most 16384 bytes in UTF-8.
+             * @description The password or access token for the registry, at most 16384 characters. Stored encrypted; never shown again.
              * @example my-password
              */
             password: string;
@@ -499,7 +499,7 @@ export interface components {
         EndpointCreateInput: {
             /** @description Name of the endpoint, unique among the endpoints of its owner. Surrounding white space is trimmed. */
             name: string;
-            /** @description A Serverless template of your own, not bound to another endpoint. */
+            /** @description A Serverless template of your own, not bound to another endpoint (400 otherwise). */
             templateId: string;
             /**
              * @description Most workers running at once; at least workersMin.
@@ -649,7 +649,7 @@ export interface components {
                 category: "NVIDIA" | "AMD" | "CPU";
                 /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
                 containerDiskInGb: number;
-                /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. */
+                /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. Any other value must be the id of a registry auth of the template's owner (400 otherwise). */
                 containerRegistryAuthId: string;
                 /**
                  * Format: date-time
@@ -692,7 +692,7 @@ export interface components {
                  *     ]
                  */
                 ports: string[];
-                /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+                /** @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected. */
                 readme: string;
                 /** @description Revision number: 1 at creation, one more on every change. */
                 revision: number;
@@ -712,7 +712,7 @@ export interface components {
         /** ResolveInput */
         ResolveInput: {
             /**
-             * @description The launching account, named as `podplate keys create --user` named it: its secrets fill the references.
+             * @description The launching account, named as `podplate keys create --user` named it: its secrets fill the references. An account that does not exist is a 400.
              * @example alice
              */
             account: string;
@@ -749,14 +749,14 @@ export interface components {
                 category: "NVIDIA" | "AMD" | "CPU";
                 /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
                 containerDiskInGb: number;
-                /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. */
+                /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. Any other value must be the id of a registry auth of the template's owner (400 otherwise). */
                 containerRegistryAuthId: string;
                 /** @description Overrides the image ENTRYPOINT when specified. An empty array means the image's own ENTRYPOINT is used. */
                 dockerEntrypoint: string[];
                 /** @description Overrides the image start CMD when specified. An empty array means the image's own start CMD is used. */
                 dockerStartCmd: string[];
                 /**
-                 * @description Environment variables: a map from variable name to its value.
+                 * @description Environment variables: a map from variable name to its value (at most 32768 characters). A value may refer to a secret of the launching account as `{{ secret.NAME }}` (NAME like a variable name, at most 128 characters); a `{{` followed by `secret.` that is not such a reference is a 400. A public template may hold no literal token of a well-known format (400).
                  * @example {
                  *       "HF_HOME": "/workspace/hf"
                  *     }
@@ -783,7 +783,7 @@ export interface components {
                  *     ]
                  */
                 ports: string[];
-                /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+                /** @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected. */
                 readme: string;
                 /** @description Gigabytes on the local network volume of a Pod or worker. Data on it persists across restarts. */
                 volumeInGb: number;
@@ -817,7 +817,7 @@ export interface components {
         /** SecretInput */
         SecretInput: {
             /**
-             * @description The secret's value, at most 32768 bytes. Stored encrypted; never shown again. At most 32768 bytes in UTF-8.
+             * @description The secret's value, at most 32768 characters. Stored encrypted; never shown again.
              * @example hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
              */
             value: string;
@@ -831,7 +831,7 @@ export interface components {
             category: "NVIDIA" | "AMD" | "CPU";
             /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
             containerDiskInGb: number;
-            /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. */
+            /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. Any other value must be the id of a registry auth of the template's owner (400 otherwise). */
             containerRegistryAuthId: string;
             /**
              * Format: date-time
@@ -845,7 +845,7 @@ export interface components {
             /** @description Platform credits earned by the creator across all Pods or workers created from it. */
             earned: number;
             /**
-             * @description Environment variables: a map from variable name to its value.
+             * @description Environment variables: a map from variable name to its value (at most 32768 characters). A value may refer to a secret of the launching account as `{{ secret.NAME }}` (NAME like a variable name, at most 128 characters); a `{{` followed by `secret.` that is not such a reference is a 400. A public template may hold no literal token of a well-known format (400).
              * @example {
              *       "HF_HOME": "/workspace/hf"
              *     }
@@ -879,7 +879,7 @@ export interface components {
              *     ]
              */
             ports: string[];
-            /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+            /** @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected. */
             readme: string;
             /** @description Revision number: 1 at creation, one more on every change. */
             revision: number;
@@ -909,7 +909,7 @@ export interface components {
              */
             containerDiskInGb?: number;
             /**
-             * @description Identifier of the container registry auth object needed to pull a private image; "" for none.
+             * @description Identifier of the container registry auth object needed to pull a private image; "" for none. Any other value must be the id of a registry auth of the template's owner (400 otherwise).
              * @default
              */
             containerRegistryAuthId?: string;
@@ -924,7 +924,7 @@ export interface components {
              */
             dockerStartCmd?: string[];
             /**
-             * @description Environment variables: a map from variable name to its value.
+             * @description Environment variables: a map from variable name to its value (at most 32768 characters). A value may refer to a secret of the launching account as `{{ secret.NAME }}` (NAME like a variable name, at most 128 characters); a `{{` followed by `secret.` that is not such a reference is a 400. A public template may hold no literal token of a well-known format (400).
              * @default {}
              * @example {
              *       "HF_HOME": "/workspace/hf"
@@ -960,7 +960,7 @@ export interface components {
              */
             ports?: string[];
             /**
-             * @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8.
+             * @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected.
              * @default
              */
             readme?: string;
@@ -984,7 +984,7 @@ export interface components {
             category: "NVIDIA" | "AMD" | "CPU";
             /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
             containerDiskInGb: number;
-            /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. */
+            /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. Any other value must be the id of a registry auth of the template's owner (400 otherwise). */
             containerRegistryAuthId: string;
             /**
              * Format: date-time
@@ -998,7 +998,7 @@ export interface components {
             /** @description Platform credits earned by the creator across all Pods or workers created from it. */
             earned: number;
             /**
-             * @description Environment variables: a map from variable name to its value.
+             * @description Environment variables: a map from variable name to its value (at most 32768 characters). A value may refer to a secret of the launching account as `{{ secret.NAME }}` (NAME like a variable name, at most 128 characters); a `{{` followed by `secret.` that is not such a reference is a 400. A public template may hold no literal token of a well-known format (400).
              * @example {
              *       "HF_HOME": "/workspace/hf"
              *     }
@@ -1034,7 +1034,7 @@ export interface components {
              *     ]
              */
             ports: string[];
-            /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+            /** @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected. */
             readme: string;
             /** @description Revision number: 1 at creation, one more on every change. */
             revision: number;
@@ -1062,7 +1062,7 @@ export interface components {
             category?: "NVIDIA" | "AMD" | "CPU";
             /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
             containerDiskInGb?: number;
-            /** @description Identifier of the container registry auth object; `null` or "" clears it. */
+            /** @description Identifier of the container registry auth object; `null` or "" clears it. Any other value must be the id of a registry auth of the template's owner (400 otherwise). */
             containerRegistryAuthId?: string | null;
             /**
              * Format: date-time
@@ -1076,7 +1076,7 @@ export interface components {
             /** @description Platform credits earned by the creator across all Pods or workers created from it. Accepted, and ignored, when it equals the current value; another value is a 400. */
             earned?: number;
             /**
-             * @description Environment variables: a map from variable name to its value.
+             * @description Environment variables: a map from variable name to its value (at most 32768 characters). A value may refer to a secret of the launching account as `{{ secret.NAME }}` (NAME like a variable name, at most 128 characters); a `{{` followed by `secret.` that is not such a reference is a 400. A public template may hold no literal token of a well-known format (400).
              * @example {
              *       "HF_HOME": "/workspace/hf"
              *     }
@@ -1112,7 +1112,7 @@ export interface components {
              *     ]
              */
             ports?: string[];
-            /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+            /** @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected. */
             readme?: string;
             /** @description Revision number: 1 at creation, one more on every change. Accepted, and ignored, when it equals the current value; another value is a 412, as a stale If-Match is: the template changed since it was read. */
             revision?: number;
@@ -2687,7 +2687,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422. */
+                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422. 1 to 255 printable ASCII characters. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3366,7 +3366,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422. */
+                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422. 1 to 255 printable ASCII characters. */
                 "idempotency-key"?: string;
                 /**
                  * @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.

@@ -4,6 +4,7 @@ import { validate } from '@readme/openapi-parser';
 import { IMAGE_REFERENCE_PATTERN } from '../../src/domain/image-reference.ts';
 import { MOUNT_PATH_PATTERN } from '../../src/domain/mount-path.ts';
 import { SENT_BACK_FIELDS } from '../../src/domain/template.ts';
+import { STORABLE_TEXT } from '../../src/domain/text.ts';
 import { type Harness, startHarness } from '../support/harness.ts';
 
 let h: Harness;
@@ -164,7 +165,8 @@ test('publishes no keyword only this validator knows, and formats and patterns a
     assert.match(p.imageName.description, /The repository path is lowercase/);
     assert.equal(p.volumeMountPath.pattern, MOUNT_PATH_PATTERN, input);
     assert.match(p.volumeMountPath.description, /written in normal form: not "\/", and no empty/);
-    assert.match(p.readme.description, /At most 102400 bytes in UTF-8\.$/);
+    assert.deepEqual([p.readme.maxLength, p.readme.pattern], [102400, STORABLE_TEXT]);
+    assert.equal(p.env.additionalProperties.pattern, STORABLE_TEXT);
   }
 });
 
@@ -173,7 +175,7 @@ test('reading the document leaves the validator its own keywords', async () => {
   const alice = await h.key('keywords');
   const r = await h.call('POST', '/v1/templates', {
     key: alice,
-    body: { name: 'x', imageName: 'Ubuntu', ports: ['1/udp'], readme: '€'.repeat(40_000), volumeMountPath: '/a/..' },
+    body: { name: 'x', imageName: 'Ubuntu', ports: ['1/udp'], readme: '€'.repeat(102_401), volumeMountPath: '/a/..' },
   });
   assert.equal(r.status, 400);
   assert.deepEqual(
@@ -182,7 +184,7 @@ test('reading the document leaves the validator its own keywords', async () => {
       ['/imageName', 'repository names must be lowercase'],
       ['/volumeMountPath', 'must not contain a ".." segment'],
       ['/ports/0', 'must be "<port 1-65535>/<http|tcp>", for example "8888/http"'],
-      ['/readme', 'must be at most 102400 bytes in UTF-8'],
+      ['/readme', 'must be at most 102400 characters'],
     ],
   );
 });

@@ -59,16 +59,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
 }
 
 /** Keywords only this service's validator reads (validation.ts): other tools reject them, so they are not published. */
-const VALIDATOR_ONLY = new Set(['errorMessage', 'x-max-bytes']);
+const VALIDATOR_ONLY = new Set(['errorMessage']);
 /** Keywords whose value is a map of names to schemas: a name there is never a keyword. */
 const NAME_MAPS = new Set(['properties', 'patternProperties', '$defs', 'schemas']);
 /** Keywords whose value is data, copied as it is. */
 const DATA = new Set(['default', 'examples', 'example', 'enum', 'const']);
 
-/**
- * A copy of the document without validator-only keywords: the schemas the validator holds are never changed. A byte
- * bound (x-max-bytes) is stated in the description instead, beside the maxLength that any validator checks.
- */
+/** A copy of the document without validator-only keywords: the schemas the validator holds are never changed. */
 export function published(value: unknown, names = false): unknown {
   if (Array.isArray(value)) return value.map((item) => published(item));
   if (typeof value !== 'object' || value === null) return value;
@@ -77,10 +74,6 @@ export function published(value: unknown, names = false): unknown {
     if (names) copy[key] = published(inner);
     else if (DATA.has(key)) copy[key] = structuredClone(inner);
     else if (!VALIDATOR_ONLY.has(key)) copy[key] = published(inner, NAME_MAPS.has(key));
-  }
-  const bytes = names ? undefined : (value as Record<string, unknown>)['x-max-bytes'];
-  if (typeof bytes === 'number') {
-    copy.description = [copy.description, `At most ${bytes} bytes in UTF-8.`].filter(Boolean).join(' ');
   }
   return copy;
 }
