@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * The process is up
-         * @description Liveness: answers as long as the process serves HTTP, without asking the database. Needs no key. Point a process supervisor here; a load balancer should use /readyz.
+         * @description Liveness: answers as long as the process serves HTTP, without asking the database. Needs no key. Point a process supervisor here; a load balancer should use /readyz. Takes no query parameter (400 naming any).
          */
         get: operations["Health"];
         put?: never;
@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics: requests, the process, the database and the webhook outbox
-         * @description Request durations by route template and status, requests in flight, process and Node figures, the database pool's or group commits' figures, and the backlog of release webhooks, in the Prometheus text format. Needs no key; 503 while the database is unreachable.
+         * @description Request durations by route template and status, requests in flight, process and Node figures, the database pool's or group commits' figures, and the backlog of release webhooks, in the Prometheus text format. Needs no key; 503 while the database is unreachable. Takes no query parameter (400 naming any).
          */
         get: operations["Metrics"];
         put?: never;
@@ -50,7 +50,7 @@ export interface paths {
         };
         /**
          * The database answers: the process can serve requests
-         * @description Readiness: 200 when the database answers, 503 (with Retry-After) while it does not; the process reconnects by itself. Needs no key. Point a load balancer's health check here.
+         * @description Readiness: 200 when the database answers, 503 (with Retry-After) while it does not; the process reconnects by itself. Needs no key. Point a load balancer's health check here. Takes no query parameter (400 naming any).
          */
         get: operations["Ready"];
         put?: never;
@@ -1170,6 +1170,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     Metrics: {
@@ -1188,6 +1197,15 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Service unavailable */
@@ -1225,6 +1243,15 @@ export interface operations {
                          */
                         status: "ready";
                     };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Service unavailable */

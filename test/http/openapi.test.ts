@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { validate } from '@readme/openapi-parser';
 import { IMAGE_REFERENCE_PATTERN } from '../../src/domain/image-reference.ts';
@@ -227,6 +228,37 @@ test('every operation is described, and the document names a contact', async () 
       assert.ok(op.summary && op.description, `${method} ${path}`);
     }
   }
+});
+
+test("the document passes the linters' stock rulesets, none turned off: a license, a full contact, sorted tags, 4xx everywhere", async () => {
+  const doc = (await h.call('GET', '/v1/openapi.json')).body;
+  assert.deepEqual(Object.keys(doc.info.license).sort(), ['name', 'url']);
+  assert.deepEqual(Object.keys(doc.info.contact).sort(), ['email', 'name', 'url']);
+  const tags = doc.tags.map((t: { name: string }) => t.name);
+  assert.deepEqual(tags, [...tags].sort());
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item as Record<string, { responses: Record<string, unknown> }>)) {
+      assert.ok(
+        Object.keys(op.responses).some((status) => status.startsWith('4')),
+        `${method} ${path} declares a 4xx`,
+      );
+    }
+  }
+  const redocly = readFileSync(new URL('../../redocly.yaml', import.meta.url), 'utf8');
+  const spectral = readFileSync(new URL('../../.spectral.yaml', import.meta.url), 'utf8');
+  assert.match(redocly, /^extends:\n {2}- recommended\n/m);
+  assert.doesNotMatch(redocly, /^rules:/m, 'no Redocly rule is changed');
+  assert.match(spectral, /^extends: \[\["spectral:oas", "all"\]\]$/m);
+  assert.doesNotMatch(spectral, /^rules:/m, 'no Spectral rule is changed');
+});
+
+test('/healthz, /readyz and /metrics refuse a query parameter by name, as every operation does (their documented 400)', async () => {
+  for (const url of ['/healthz?verbose=1', '/readyz?x', '/metrics?name[]=a']) {
+    const r = await h.call('GET', url);
+    assert.equal(r.status, 400, url);
+    assert.equal(r.body.errors[0].in, 'query', url);
+  }
+  for (const url of ['/healthz', '/readyz', '/metrics']) assert.equal((await h.call('GET', url)).status, 200, url);
 });
 
 test('the interactive reference is served at /docs', async () => {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry as MetricSet } from 'prom-client';
 import type { DatabaseFigures, Podplate } from '../../usecases/podplate.ts';
+import { NoQuery } from '../schemas.ts';
 import { problemResponses } from './problem.ts';
 
 // /metrics with prom-client: requests by route template (never the raw URL) and status, requests in flight, the
@@ -216,11 +217,12 @@ export function registerMetrics(app: FastifyInstance, podplate: Podplate): void 
       description:
         'Request durations by route template and status, requests in flight, process and Node figures, the database ' +
         "pool's or group commits' figures, and the backlog of release webhooks, in the Prometheus text format. Needs " +
-        'no key; 503 while the database is unreachable.',
+        'no key; 503 while the database is unreachable. Takes no query parameter (400 naming any).',
       security: [],
+      querystring: NoQuery,
       response: {
         200: { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } },
-        ...problemResponses(503),
+        ...problemResponses(400, 503),
       },
     },
     handler: async (_request, reply) => {
