@@ -11,7 +11,7 @@ import { arbitraryOf } from '../support/schema-arbitrary.ts';
 // id must be one of the owner's; a read-only field sent back to an update must hold its current value; the body is
 // at most 1 MiB), are kept by the test as a client would keep them: each is named where it is kept.
 
-const RUNS = Number(process.env.SCHEMA_RUNS ?? 150);
+const RUNS = Number(process.env.SCHEMA_RUNS ?? 80);
 const BODY_LIMIT = 1024 * 1024;
 const fits = (body: unknown) => Buffer.byteLength(JSON.stringify(body)) <= BODY_LIMIT;
 type Json = any;
