@@ -15,7 +15,7 @@ import { CONNECTIONS, SETTINGS } from './settings.ts';
  * A request of the load; `key`, when given, is its own (the run's key otherwise). With `paths`, each request sent
  * takes the next of them, whichever connection sends it; "[<id>]" in a body becomes a number unique to the request.
  */
-export type Request = { method?: string; path: string; body?: string; key?: string; paths?: string[] };
+export type Request = { method?: string; path: string; body?: string; key?: string; paths?: string[]; headers?: Record<string, string> };
 
 /** A scenario's figures: requests/s, latencies in ms, the requests that failed (5xx among them), the server's CPU. */
 export interface Figures {
@@ -27,6 +27,8 @@ export interface Figures {
   serverErrors: number;
   /** The server's CPU time per request answered, in µs (user and system). */
   cpuUs?: number;
+  /** Bytes read per request answered (headers and body, as sent: compressed or not). */
+  bytesPerRequest?: number;
 }
 
 /** A process whose CPU time is read: the server under load. */
@@ -52,7 +54,7 @@ function script(requests: Request[], key: string | undefined): string {
   const entries = requests.flatMap((r) => (r.paths ?? [r.path]).map((path) => ({ ...r, path })));
   const table = entries
     .map((r) => {
-      const headers = [`["content-type"]="application/json"`];
+      const headers = [`["content-type"]="application/json"`, ...Object.entries(r.headers ?? {}).map(([k, v]) => `[${lua(k)}]=${lua(v)}`)];
       const k = r.key ?? key;
       if (k) headers.push(`["authorization"]=${lua(`Bearer ${k}`)}`);
       return `{m=${lua(r.method ?? 'GET')},p=${lua(r.path)},h={${headers.join(',')}},b=${r.body ? lua(r.body) : 'nil'}}`;
@@ -78,8 +80,8 @@ done = function(summary, latency)
     if status >= 500 then server = server + count end
   end
   errors = errors + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout
-  io.write(string.format('{"requests":%d,"seconds":%f,"p50":%f,"p99":%f,"errors":%d,"serverErrors":%d}\\n',
-    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000, latency:percentile(99) / 1000, errors, server))
+  io.write(string.format('{"requests":%d,"seconds":%f,"bytes":%d,"p50":%f,"p99":%f,"errors":%d,"serverErrors":%d}\\n',
+    summary.requests, summary.duration / 1e6, summary.bytes, latency:percentile(50) / 1000, latency:percentile(99) / 1000, errors, server))
 end
 `;
 }
@@ -104,7 +106,15 @@ async function wrk(url: string, file: string, seconds: number, connections: numb
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
   if (code !== 0 || !line) throw new Error(`wrk ${args.join(' ')} failed (${code}): ${out}`);
-  return JSON.parse(line) as { requests: number; seconds: number; p50: number; p99: number; errors: number; serverErrors: number };
+  return JSON.parse(line) as {
+    requests: number;
+    seconds: number;
+    bytes: number;
+    p50: number;
+    p99: number;
+    errors: number;
+    serverErrors: number;
+  };
 }
 
 /** Runs the load on `server` after a warm-up: its rate, latencies, failures, and the server's CPU per request. */
@@ -134,6 +144,7 @@ export async function load(
       errors: r.errors,
       serverErrors: r.serverErrors,
       cpuUs: r.requests > 0 ? (cpu * 1e6) / r.requests : 0,
+      bytesPerRequest: r.requests > 0 ? r.bytes / r.requests : 0,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

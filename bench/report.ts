@@ -75,6 +75,18 @@ export function targets() {
         add(`${name.replace(' (page', ' page')} at ${large.toLocaleString('en')} keeps >= 85 % (${d})`, scaled / small, (v) => v >= 0.85);
     }
     add(`peak RSS <= 300 MB (${d})`, peakRss[d], (v) => v <= 300, ' MB');
+    // What compression costs the server per request, and what it saves on the wire, on a page of 100 templates.
+    const plain = find('GET /v1/templates (page', d);
+    for (const encoding of ['gzip', 'br']) {
+      const compressed = find(`compressed: GET /v1/templates (page of 100), ${encoding}`, d);
+      if (!plain?.cpuUs || !plain.bytesPerRequest || !compressed?.cpuUs || !compressed.bytesPerRequest) continue;
+      add(`${encoding}: server CPU per page of 100 <= 2 x plain's (${d})`, compressed.cpuUs / plain.cpuUs, (v) => v <= 2);
+      add(
+        `${encoding}: bytes per page of 100 <= 0.2 x plain's (${d})`,
+        compressed.bytesPerRequest / plain.bytesPerRequest,
+        (v) => v <= 0.2,
+      );
+    }
     add(`junk body refused: p99 <= 25 ms (${d})`, find('POST junk body', d)?.p99, (v) => v <= 25, ' ms');
     add(
       `4 pages of large templates: another tenant's p99 <= 1,000 ms (${d})`,
@@ -140,11 +152,11 @@ export const disagree = (r: Row) => r.ratio !== undefined && r.cpuRatio !== unde
 
 export function table(): string {
   const lines = [
-    '| scenario | database | templates | requests/s | p50 ms | p99 ms | errors | server CPU µs/request | × ceiling (rate) | × ceiling (CPU) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| scenario | database | templates | requests/s | p50 ms | p99 ms | errors | server CPU µs/request | × ceiling (rate) | × ceiling (CPU) | KB/request |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
-        `| ${r.name} | ${r.dialect} | ${r.templates.toLocaleString('en')} | ${Math.round(r.rps).toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.cpuUs?.toFixed(1) ?? '-'} | ${r.ratio?.toFixed(2) ?? '-'} | ${r.cpuRatio?.toFixed(2) ?? '-'}${disagree(r) ? ' (!)' : ''} |`,
+        `| ${r.name} | ${r.dialect} | ${r.templates.toLocaleString('en')} | ${Math.round(r.rps).toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.cpuUs?.toFixed(1) ?? '-'} | ${r.ratio?.toFixed(2) ?? '-'} | ${r.cpuRatio?.toFixed(2) ?? '-'}${disagree(r) ? ' (!)' : ''} | ${r.bytesPerRequest === undefined ? '-' : (r.bytesPerRequest / 1024).toFixed(1)} |`,
     ),
     '',
     '(!): the rate and CPU ratios disagree by more than 10 %: the server was not saturated, or the generator was the limit.',

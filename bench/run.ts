@@ -80,6 +80,9 @@ async function service(dialect: string): Promise<void> {
         getWide: [{ path: '/v1/templates', paths: wide.map((id) => `/v1/templates/${id}?includePublicTemplates=true`) }],
         list: [{ path: '/v1/templates?includePublicTemplates=true&limit=100' }],
         list20: [{ path: '/v1/templates?includePublicTemplates=true&limit=20' }],
+        // The same page compressed: what compression costs the server in CPU, and saves on the wire, per request.
+        listGzip: [{ path: '/v1/templates?includePublicTemplates=true&limit=100', headers: { 'accept-encoding': 'gzip' } }],
+        listBr: [{ path: '/v1/templates?includePublicTemplates=true&limit=100', headers: { 'accept-encoding': 'br' } }],
         create: tenants.map((tenant) => ({ method: 'POST', path: '/v1/templates', body: createBody, key: tenant })),
         update: own.map(({ id, key }) => ({ method: 'POST', path: `/v1/templates/${id}/update`, body: '{"readme":"readme [<id>]"}', key })),
         createOne: [{ method: 'POST', path: '/v1/templates', body: createBody }],
@@ -89,6 +92,8 @@ async function service(dialect: string): Promise<void> {
         getWide: `GET /v1/templates/{id} over ${wide.length.toLocaleString('en')} ids`,
         list: 'GET /v1/templates (page of 100)',
         list20: 'GET /v1/templates (page of 20)',
+        listGzip: 'compressed: GET /v1/templates (page of 100), gzip',
+        listBr: 'compressed: GET /v1/templates (page of 100), br',
         create: `POST /v1/templates (${tenants.length} tenants)`,
         update: `POST /v1/templates/{id}/update (${tenants.length} tenants)`,
         createOne: 'POST /v1/templates, one account',
@@ -105,7 +110,7 @@ async function service(dialect: string): Promise<void> {
         });
       }
     };
-    await measure(SMALL, ['get', 'list', 'list20', 'create', 'update', 'createOne']);
+    await measure(SMALL, ['get', 'list', 'list20', 'listGzip', 'listBr', 'create', 'update', 'createOne']);
     // Abuse: junk bodies, and four pages of large templates at once while another tenant reads.
     const hoarder = podplate(['keys', 'create', '--user', 'hoarder'], env);
     const other = `/v1/templates/${seededIds(1, SMALL, SETTINGS.large)[0]}?includePublicTemplates=true`;

@@ -10,6 +10,8 @@ import { ResolvedTemplateSchema, ResolveInput, Secret, SecretPut } from './domai
 import { Template, TemplateCreate, TemplateListItem, TemplateUpdate } from './domain/template.ts';
 import { UsageReport } from './domain/usage.ts';
 import { authenticate } from './http/plugins/auth.ts';
+import { registerCompression } from './http/plugins/compression.ts';
+import { registerCors } from './http/plugins/cors.ts';
 import { registerJsonParser } from './http/plugins/json.ts';
 import { redactingLogger } from './http/plugins/log.ts';
 import { registerMetrics } from './http/plugins/metrics.ts';
@@ -42,7 +44,7 @@ export interface AppOptions {
   /** The application the routes serve; HTTP reaches the data through it alone. */
   podplate: Podplate;
   config: Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'RATE_LIMIT_PER_MINUTE'> &
-    Partial<Pick<Config, 'TRUST_PROXY' | 'METRICS_TOKEN'>>;
+    Partial<Pick<Config, 'TRUST_PROXY' | 'METRICS_TOKEN' | 'CORS_ORIGINS'>>;
   logger?: FastifyServerOptions['logger'];
   /** Where the built web UI is (ui/dist by default); without one, / explains how to build it. */
   uiDir?: string;
@@ -148,6 +150,10 @@ export async function buildApp({ podplate, config, logger = false, uiDir }: AppO
     done(null, payload);
   });
 
+  // Before the router's own answers (404, 405, OPTIONS), so that a listed origin can read those too.
+  await registerCors(app, config.CORS_ORIGINS);
+  // Before any route, so that every route's large answers are compressed.
+  await registerCompression(app);
   registerProblemHandlers(app);
   await registerOpenApi(app);
   registerMetrics(app, podplate, config.METRICS_TOKEN);

@@ -91,6 +91,12 @@ export const ConfigSchema = Type.Object({
     10_000_000,
     'Failed authentications one client address may make a minute; beyond it they are answered 429. 0 turns it off.',
   ),
+  CORS_ORIGINS: Type.String({
+    default: '',
+    pattern: '^$|^ *(\\*|https?://[^\\s,/]+)( *, *(\\*|https?://[^\\s,/]+))* *$',
+    description:
+      'Origins whose pages may call the API from a browser (CORS), comma-separated, as browsers send them ("https://console.example.com", no path), or "*" for any; none by default.',
+  }),
   TRUST_PROXY: Type.String({
     default: 'false',
     pattern: '^(true|false|[0-9]+|[0-9A-Fa-f:./]+(,[0-9A-Fa-f:./ ]+)*)$',

@@ -31,6 +31,8 @@ test('npm run bench -- --smoke runs every scenario and reports figures and targe
       'GET /v1/templates/{id} sqlite 1000',
       'GET /v1/templates (page of 100) sqlite 1000',
       'GET /v1/templates (page of 20) sqlite 1000',
+      'compressed: GET /v1/templates (page of 100), gzip sqlite 1000',
+      'compressed: GET /v1/templates (page of 100), br sqlite 1000',
       'POST /v1/templates (2 tenants) sqlite 1000',
       'POST /v1/templates/{id}/update (2 tenants) sqlite 1000',
       'POST /v1/templates, one account sqlite 1000',

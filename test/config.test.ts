@@ -30,3 +30,15 @@ test("HEAP_GROWTH_PERCENT: 50 by default, 0 to leave it to V8, at most 300 (V8's
     );
   }
 });
+
+test('CORS_ORIGINS: none by default; origins as browsers send them, or "*"; a path or trailing slash stops the start naming it', () => {
+  assert.equal(readConfig({}).CORS_ORIGINS, '');
+  for (const good of ['https://console.example.com', 'https://a.example.com, http://localhost:5173', '*'])
+    assert.equal(readConfig({ CORS_ORIGINS: good }).CORS_ORIGINS, good);
+  for (const bad of ['https://console.example.com/', 'console.example.com', 'https://a.example.com;https://b.example.com', 'ftp://x']) {
+    assert.throws(
+      () => readConfig({ CORS_ORIGINS: bad }),
+      (error) => error instanceof ConfigError && error.message.startsWith(`CORS_ORIGINS=${JSON.stringify(bad)}`),
+    );
+  }
+});

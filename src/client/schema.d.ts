@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * The process is up
-         * @description Liveness: answers as long as the process serves HTTP, without asking the database. Needs no key. Point a process supervisor here; a load balancer should use /readyz.
+         * @description Liveness: answers as long as the process serves HTTP, without asking the database. Needs no key. Point a process supervisor here; a load balancer should use /readyz. Takes no query parameter (400 naming any).
          */
         get: operations["Health"];
         put?: never;
@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics: requests, the process, the database and the webhook outbox
-         * @description Request durations by route template and status, requests in flight, process and Node figures, the database pool's or group commits' figures, and the backlog of release webhooks (read from the database at most every 5 s), in the Prometheus text format. Needs no API key; when the operator sets METRICS_TOKEN, it needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). 503 while the database is unreachable.
+         * @description Request durations by route template and status, requests in flight, process and Node figures, the database pool's or group commits' figures, and the backlog of release webhooks (read from the database at most every 5 s), in the Prometheus text format. Needs no API key; when the operator sets METRICS_TOKEN, it needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). 503 while the database is unreachable. Takes no query parameter (400 naming any).
          */
         get: operations["Metrics"];
         put?: never;
@@ -50,7 +50,7 @@ export interface paths {
         };
         /**
          * The database answers: the process can serve requests
-         * @description Readiness: 200 when the database answers, 503 (with Retry-After) while it does not; the process reconnects by itself. Needs no key. Point a load balancer's health check here.
+         * @description Readiness: 200 when the database answers, 503 (with Retry-After) while it does not; the process reconnects by itself. Needs no key. Point a load balancer's health check here. Takes no query parameter (400 naming any).
          */
         get: operations["Ready"];
         put?: never;
@@ -498,10 +498,10 @@ export interface components {
         };
         /** ContainerRegistryAuthCreateInput */
         ContainerRegistryAuthCreateInput: {
-            /** @description A name for these credentials, unique among your registry auths. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name); no control, invisible or text-reordering character, at least one visible one, and no word mixing Latin letters with Cyrillic or Greek ones. */
+            /** @description A name for these credentials, unique among your registry auths. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name). No control, invisible or text-reordering character; at least one visible one; no Latin, Greek or Cyrillic letter next to a letter of another of these scripts. */
             name: string;
             /**
-             * @description The password or access token for the registry, at most 16384 bytes. Stored encrypted; never shown again. At most 16384 bytes in UTF-8.
+             * @description The password or access token for the registry, at most 16384 characters. Stored encrypted; never shown again.
              * @example my-password
              */
             password: string;
@@ -537,9 +537,9 @@ export interface components {
         };
         /** EndpointCreateInput */
         EndpointCreateInput: {
-            /** @description Name of the endpoint, unique among the endpoints of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name); no control, invisible or text-reordering character, at least one visible one, and no word mixing Latin letters with Cyrillic or Greek ones. */
+            /** @description Name of the endpoint, unique among the endpoints of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name). No control, invisible or text-reordering character; at least one visible one; no Latin, Greek or Cyrillic letter next to a letter of another of these scripts. */
             name: string;
-            /** @description A Serverless template of your own, not bound to another endpoint. */
+            /** @description A Serverless template of your own, not bound to another endpoint (400 otherwise). */
             templateId: string;
             /**
              * @description Most workers running at once; at least workersMin.
@@ -558,7 +558,7 @@ export interface components {
             createdAt?: string;
             /** @description Read-only: accepted only with its current value. */
             id?: string;
-            /** @description New name of the endpoint, unique among the endpoints of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name); no control, invisible or text-reordering character, at least one visible one, and no word mixing Latin letters with Cyrillic or Greek ones. */
+            /** @description New name of the endpoint, unique among the endpoints of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name). No control, invisible or text-reordering character; at least one visible one; no Latin, Greek or Cyrillic letter next to a letter of another of these scripts. */
             name?: string;
             /** @description Rebinds the endpoint to another Serverless template of your own, not bound to another endpoint; the old template is unbound and a rolling release to the new one starts. */
             templateId?: string;
@@ -693,7 +693,7 @@ export interface components {
                 category: "NVIDIA" | "AMD" | "CPU";
                 /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
                 containerDiskInGb: number;
-                /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. */
+                /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. Any other value must be the id of a registry auth of the template's owner (400 otherwise). */
                 containerRegistryAuthId: string;
                 /**
                  * Format: date-time
@@ -759,7 +759,7 @@ export interface components {
                  *     ]
                  */
                 ports: string[];
-                /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+                /** @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected. */
                 readme: string;
                 /** @description Revision number: 1 at creation, one more on every change. */
                 revision: number;
@@ -779,7 +779,7 @@ export interface components {
         /** ResolveInput */
         ResolveInput: {
             /**
-             * @description The launching account, named as `podplate keys create --user` named it: its secrets fill the references.
+             * @description The launching account, named as `podplate keys create --user` named it: its secrets fill the references. An account that does not exist is a 400.
              * @example alice
              */
             account: string;
@@ -818,14 +818,14 @@ export interface components {
                 category: "NVIDIA" | "AMD" | "CPU";
                 /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
                 containerDiskInGb: number;
-                /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. */
+                /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. Any other value must be the id of a registry auth of the template's owner (400 otherwise). */
                 containerRegistryAuthId: string;
                 /** @description Overrides the image ENTRYPOINT when specified. An empty array means the image's own ENTRYPOINT is used. */
                 dockerEntrypoint: string[];
                 /** @description Overrides the image start CMD when specified. An empty array means the image's own start CMD is used. */
                 dockerStartCmd: string[];
                 /**
-                 * @description Environment variables: a map from variable name to its value.
+                 * @description Environment variables: a map from variable name to its value (at most 32768 characters). A value may refer to a secret of the launching account as `{{ secret.NAME }}` (NAME like a variable name, at most 128 characters); a `{{` followed by `secret.` that is not such a reference is a 400. A public template may hold no literal token of a well-known format (400).
                  * @example {
                  *       "HF_HOME": "/workspace/hf"
                  *     }
@@ -852,7 +852,7 @@ export interface components {
                  *     ]
                  */
                 ports: string[];
-                /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+                /** @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected. */
                 readme: string;
                 /** @description Gigabytes on the local network volume of a Pod or worker. Data on it persists across restarts. */
                 volumeInGb: number;
@@ -886,7 +886,7 @@ export interface components {
         /** SecretInput */
         SecretInput: {
             /**
-             * @description The secret's value, at most 32768 bytes. Stored encrypted; never shown again. At most 32768 bytes in UTF-8.
+             * @description The secret's value, at most 32768 characters. Stored encrypted; never shown again.
              * @example hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
              */
             value: string;
@@ -900,7 +900,7 @@ export interface components {
             category: "NVIDIA" | "AMD" | "CPU";
             /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
             containerDiskInGb: number;
-            /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. */
+            /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. Any other value must be the id of a registry auth of the template's owner (400 otherwise). */
             containerRegistryAuthId: string;
             /**
              * Format: date-time
@@ -914,7 +914,7 @@ export interface components {
             /** @description Platform credits earned by the creator across all Pods or workers created from it. */
             earned: number;
             /**
-             * @description Environment variables: a map from variable name to its value.
+             * @description Environment variables: a map from variable name to its value (at most 32768 characters). A value may refer to a secret of the launching account as `{{ secret.NAME }}` (NAME like a variable name, at most 128 characters); a `{{` followed by `secret.` that is not such a reference is a 400. A public template may hold no literal token of a well-known format (400).
              * @example {
              *       "HF_HOME": "/workspace/hf"
              *     }
@@ -971,7 +971,7 @@ export interface components {
              *     ]
              */
             ports: string[];
-            /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+            /** @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected. */
             readme: string;
             /** @description Revision number: 1 at creation, one more on every change. */
             revision: number;
@@ -1001,7 +1001,7 @@ export interface components {
              */
             containerDiskInGb?: number;
             /**
-             * @description Identifier of the container registry auth object needed to pull a private image; "" for none.
+             * @description Identifier of the container registry auth object needed to pull a private image; "" for none. Any other value must be the id of a registry auth of the template's owner (400 otherwise).
              * @default
              */
             containerRegistryAuthId?: string;
@@ -1016,7 +1016,7 @@ export interface components {
              */
             dockerStartCmd?: string[];
             /**
-             * @description Environment variables: a map from variable name to its value.
+             * @description Environment variables: a map from variable name to its value (at most 32768 characters). A value may refer to a secret of the launching account as `{{ secret.NAME }}` (NAME like a variable name, at most 128 characters); a `{{` followed by `secret.` that is not such a reference is a 400. A public template may hold no literal token of a well-known format (400).
              * @default {}
              * @example {
              *       "HF_HOME": "/workspace/hf"
@@ -1040,7 +1040,7 @@ export interface components {
              * @default false
              */
             isServerless?: boolean;
-            /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name); no control, invisible or text-reordering character, at least one visible one, and no word mixing Latin letters with Cyrillic or Greek ones. */
+            /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name). No control, invisible or text-reordering character; at least one visible one; no Latin, Greek or Cyrillic letter next to a letter of another of these scripts. */
             name: string;
             /**
              * @description Ports exposed on a Pod or worker, each `<port number>/<protocol>` with protocol `http` or `tcp`.
@@ -1052,7 +1052,7 @@ export interface components {
              */
             ports?: string[];
             /**
-             * @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8.
+             * @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected.
              * @default
              */
             readme?: string;
@@ -1076,7 +1076,7 @@ export interface components {
             category: "NVIDIA" | "AMD" | "CPU";
             /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
             containerDiskInGb: number;
-            /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. */
+            /** @description Identifier of the container registry auth object needed to pull a private image; "" for none. Any other value must be the id of a registry auth of the template's owner (400 otherwise). */
             containerRegistryAuthId: string;
             /**
              * Format: date-time
@@ -1090,7 +1090,7 @@ export interface components {
             /** @description Platform credits earned by the creator across all Pods or workers created from it. */
             earned: number;
             /**
-             * @description Environment variables: a map from variable name to its value.
+             * @description Environment variables: a map from variable name to its value (at most 32768 characters). A value may refer to a secret of the launching account as `{{ secret.NAME }}` (NAME like a variable name, at most 128 characters); a `{{` followed by `secret.` that is not such a reference is a 400. A public template may hold no literal token of a well-known format (400).
              * @example {
              *       "HF_HOME": "/workspace/hf"
              *     }
@@ -1149,7 +1149,7 @@ export interface components {
              *     ]
              */
             ports: string[];
-            /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+            /** @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected. */
             readme: string;
             /** @description Revision number: 1 at creation, one more on every change. */
             revision: number;
@@ -1177,7 +1177,7 @@ export interface components {
             category?: "NVIDIA" | "AMD" | "CPU";
             /** @description Gigabytes on the container disk of a Pod or worker. Data on it is wiped when the Pod or worker restarts. */
             containerDiskInGb?: number;
-            /** @description Identifier of the container registry auth object; `null` or "" clears it. */
+            /** @description Identifier of the container registry auth object; `null` or "" clears it. Any other value must be the id of a registry auth of the template's owner (400 otherwise). */
             containerRegistryAuthId?: string | null;
             /**
              * Format: date-time
@@ -1191,7 +1191,7 @@ export interface components {
             /** @description Platform credits earned by the creator across all Pods or workers created from it. Accepted, and ignored, when it equals the current value; another value is a 400. */
             earned?: number;
             /**
-             * @description Environment variables: a map from variable name to its value.
+             * @description Environment variables: a map from variable name to its value (at most 32768 characters). A value may refer to a secret of the launching account as `{{ secret.NAME }}` (NAME like a variable name, at most 128 characters); a `{{` followed by `secret.` that is not such a reference is a 400. A public template may hold no literal token of a well-known format (400).
              * @example {
              *       "HF_HOME": "/workspace/hf"
              *     }
@@ -1238,7 +1238,7 @@ export interface components {
             isPublic?: boolean;
             /** @description `true`: instances created from the template are Serverless workers. `false`: they are Pods. Accepted, and ignored, when it equals the current value; another value is a 400: it can't be changed after creation. */
             isServerless?: boolean;
-            /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name); no control, invisible or text-reordering character, at least one visible one, and no word mixing Latin letters with Cyrillic or Greek ones. */
+            /** @description User-defined name, unique among the templates of its owner. Surrounding white space is trimmed. Names are compared after Unicode NFC normalisation and case folding (so "Café" and "café" are one name). No control, invisible or text-reordering character; at least one visible one; no Latin, Greek or Cyrillic letter next to a letter of another of these scripts. */
             name?: string;
             /** @description The account name of the template's owner (list items carry it). Accepted, and ignored, when it equals the current value; another value is a 400. */
             ownerName?: string;
@@ -1250,7 +1250,7 @@ export interface components {
              *     ]
              */
             ports?: string[];
-            /** @description Markdown describing the template; displayed in the UI when the template is selected. At most 102400 bytes in UTF-8. */
+            /** @description Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected. */
             readme?: string;
             /** @description Revision number: 1 at creation, one more on every change. Accepted, and ignored, when it equals the current value; another value is a 412, as a stale If-Match is: the template changed since it was read. */
             revision?: number;
@@ -1308,6 +1308,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     Metrics: {
@@ -1326,6 +1335,15 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Not authenticated */
@@ -1376,6 +1394,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Service unavailable */
             503: {
                 headers: {
@@ -1408,6 +1435,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1819,6 +1848,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2246,6 +2277,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2502,6 +2535,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2772,6 +2807,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2826,7 +2863,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422. */
+                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422. 1 to 255 printable ASCII characters. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -2952,7 +2989,13 @@ export interface operations {
                 /** @description Include community-made public templates of other accounts. Only `true` or `false`. */
                 includePublicTemplates?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Answer 304, with the ETag and no body, when the template is still at a revision named here (compared weakly: `W/"r3"` names revision 3). `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
+                "if-none-match"?: string;
+            };
             path: {
                 /** @description ID of the template. */
                 templateId: string;
@@ -2971,6 +3014,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Template"];
                 };
+            };
+            /** @description Not modified: the template is still at a revision If-None-Match names. */
+            304: {
+                headers: {
+                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request */
             400: {
@@ -3029,8 +3081,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). */
+                /**
+                 * @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
                 "if-match"?: string;
+                /**
+                 * @description Make the write fail (412) when the template is at a revision named here, or exists at all with `*`. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description ID of the template. */
@@ -3131,8 +3191,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). */
+                /**
+                 * @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
                 "if-match"?: string;
+                /**
+                 * @description Make the write fail (412) when the template is at a revision named here, or exists at all with `*`. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description ID of the template. */
@@ -3344,8 +3412,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). */
+                /**
+                 * @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
                 "if-match"?: string;
+                /**
+                 * @description Make the write fail (412) when the template is at a revision named here, or exists at all with `*`. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description ID of the template. */
@@ -3591,6 +3667,8 @@ export interface operations {
                 headers: {
                     /** @description The next page, when there is one: `<…>; rel="next"`, a URL relative to the server with the same filters and a `cursor`. Absent on the last page. */
                     link?: string;
+                    /** @description The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent. */
+                    "x-next-page"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3663,10 +3741,18 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422. */
+                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422. 1 to 255 printable ASCII characters. */
                 "idempotency-key"?: string;
-                /** @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). */
+                /**
+                 * @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
                 "if-match"?: string;
+                /**
+                 * @description Make the write fail (412) when the template is at a revision named here, or exists at all with `*`. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description ID of the template. */
@@ -3804,8 +3890,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). */
+                /**
+                 * @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
                 "if-match"?: string;
+                /**
+                 * @description Make the write fail (412) when the template is at a revision named here, or exists at all with `*`. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @example "r3"
+                 */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description ID of the template. */

@@ -2,6 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { conflict, type FieldError } from './errors.ts';
 import { newNameSchema } from './name.ts';
 import type { FieldChange } from './revision.ts';
+import { STORABLE_TEXT, STORABLE_TEXT_MESSAGE } from './text.ts';
 import type { Caller } from './visibility.ts';
 
 // A Serverless endpoint, only as far as binding a template and rolling releases need it.
@@ -14,7 +15,9 @@ export const EndpointCreate = Type.Object(
     templateId: Type.String({
       minLength: 1,
       maxLength: 64,
-      description: 'A Serverless template of your own, not bound to another endpoint.',
+      pattern: STORABLE_TEXT,
+      errorMessage: STORABLE_TEXT_MESSAGE,
+      description: 'A Serverless template of your own, not bound to another endpoint (400 otherwise).',
     }),
     workersMin: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 1000, default: ENDPOINT_DEFAULTS.workersMin, description: 'Workers kept running at all times.' }),
@@ -32,7 +35,8 @@ export const EndpointCreate = Type.Object(
 );
 export type EndpointCreate = Static<typeof EndpointCreate>;
 
-const sentBack = (description: string) => Type.Optional(Type.String({ maxLength: 64, description }));
+const sentBack = (description: string) =>
+  Type.Optional(Type.String({ maxLength: 64, pattern: STORABLE_TEXT, errorMessage: STORABLE_TEXT_MESSAGE, description }));
 
 /**
  * A partial change of an endpoint: absent fields keep their value. An endpoint read with GET may be sent back
@@ -45,6 +49,8 @@ export const EndpointUpdate = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 64,
+        pattern: STORABLE_TEXT,
+        errorMessage: STORABLE_TEXT_MESSAGE,
         description:
           'Rebinds the endpoint to another Serverless template of your own, not bound to another endpoint; ' +
           'the old template is unbound and a rolling release to the new one starts.',

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { STORABLE_TEXT } from './text.ts';
 
 // A template's image check: what its registry said of the image (digest, platforms, size, CUDA), and the verdict.
 
@@ -30,13 +31,19 @@ export const ImageCheckSchema = Type.Object(
       Type.String({ pattern: '^sha256:[a-f0-9]{64}$' }),
       'The digest the image is pinned to at this revision (of its index when it has several platforms): launchers start `name@digest`.',
     ),
-    platforms: Type.Array(Type.String(), { maxItems: 64, description: 'The platforms the image is built for, e.g. `linux/amd64`.' }),
+    platforms: Type.Array(Type.String({ pattern: STORABLE_TEXT }), {
+      maxItems: 64,
+      description: 'The platforms the image is built for, e.g. `linux/amd64`.',
+    }),
     sizeBytes: nullable(Type.Integer({ minimum: 0 }), "The compressed size of the linux/amd64 image's layers, in bytes."),
     cudaVersion: nullable(
-      Type.String({ maxLength: 64 }),
+      Type.String({ maxLength: 64, pattern: STORABLE_TEXT }),
       'The CUDA version the image declares (`CUDA_VERSION` or `com.nvidia.cuda.version`).',
     ),
-    reason: nullable(Type.String({ maxLength: 1024 }), 'Why the check failed or the registry was unreachable, for a person to act on.'),
+    reason: nullable(
+      Type.String({ maxLength: 1024, pattern: STORABLE_TEXT }),
+      'Why the check failed or the registry was unreachable, for a person to act on.',
+    ),
   },
   {
     title: 'ImageCheck',
@@ -152,15 +159,26 @@ export function failedCheck(
   }
 }
 
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}]/gu;
+
+/**
+ * Text a registry wrote, as the check keeps it: control and format characters (NUL, bidi overrides) and lone
+ * surrogates dropped, at most `most` characters. A registry is not trusted to send text a terminal or a database takes as it is.
+ */
+export function registryText(text: string, most: number): string {
+  return [...text.replace(UNPRINTABLE, '')].slice(0, most).join('');
+}
+
 /** An image's CUDA version from its config: `CUDA_VERSION` in its env, else the `com.nvidia.cuda.version` label. */
 export function cudaVersionOf(config: { Env?: unknown; Labels?: unknown } | undefined): string | null {
   const env = Array.isArray(config?.Env) ? config.Env : [];
   for (const entry of env) {
-    if (typeof entry === 'string' && entry.startsWith('CUDA_VERSION=')) return entry.slice('CUDA_VERSION='.length).slice(0, 64) || null;
+    if (typeof entry === 'string' && entry.startsWith('CUDA_VERSION='))
+      return registryText(entry.slice('CUDA_VERSION='.length), 64) || null;
   }
   const labels = config?.Labels;
   const label = labels && typeof labels === 'object' ? (labels as Record<string, unknown>)['com.nvidia.cuda.version'] : undefined;
-  return typeof label === 'string' && label !== '' ? label.slice(0, 64) : null;
+  return typeof label === 'string' ? registryText(label, 64) || null : null;
 }
 
 /** The image of a template, as far as its check goes. */

@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { conflict, invalid } from './errors.ts';
 import { NO_CONTROL_CHARACTERS, newNameSchema } from './name.ts';
+import { STORABLE_TEXT, STORABLE_TEXT_MESSAGE } from './text.ts';
 import type { Caller } from './visibility.ts';
 
 // Container registry auths: the credentials the platform pulls a private image with. A template refers to one of its
@@ -22,9 +23,10 @@ export const RegistryAuthCreate = Type.Object(
     password: Type.String({
       minLength: 1,
       maxLength: PASSWORD_MAX,
-      'x-max-bytes': PASSWORD_MAX,
+      pattern: STORABLE_TEXT,
+      errorMessage: STORABLE_TEXT_MESSAGE,
       writeOnly: true,
-      description: `The password or access token for the registry, at most ${PASSWORD_MAX} bytes. Stored encrypted; never shown again.`,
+      description: `The password or access token for the registry, at most ${PASSWORD_MAX} characters. Stored encrypted; never shown again.`,
       examples: ['my-password'],
     }),
   },

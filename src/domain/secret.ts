@@ -2,6 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { DomainError, escapePointer, type FieldError, invalid } from './errors.ts';
 import { RegistryAuthCredentials } from './registry-auth.ts';
 import { ENV_NAME, Template } from './template.ts';
+import { STORABLE_TEXT, STORABLE_TEXT_MESSAGE } from './text.ts';
 import { firstToken } from './token-formats.ts';
 
 // Secrets: values an account keeps sealed, named like env variables, and the references to them a template's env may
@@ -30,9 +31,10 @@ export const SecretPut = Type.Object(
     value: Type.String({
       minLength: 1,
       maxLength: SECRET_VALUE_MAX,
-      'x-max-bytes': SECRET_VALUE_MAX,
+      pattern: STORABLE_TEXT,
+      errorMessage: STORABLE_TEXT_MESSAGE,
       writeOnly: true,
-      description: `The secret's value, at most ${SECRET_VALUE_MAX} bytes. Stored encrypted; never shown again.`,
+      description: `The secret's value, at most ${SECRET_VALUE_MAX} characters. Stored encrypted; never shown again.`,
       examples: ['hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'],
     }),
   },
@@ -224,7 +226,11 @@ export const ResolveInput = Type.Object(
     account: Type.String({
       minLength: 1,
       maxLength: 128,
-      description: 'The launching account, named as `podplate keys create --user` named it: its secrets fill the references.',
+      pattern: STORABLE_TEXT,
+      errorMessage: STORABLE_TEXT_MESSAGE,
+      description:
+        'The launching account, named as `podplate keys create --user` named it: its secrets fill the references. An ' +
+        'account that does not exist is a 400.',
       examples: ['alice'],
     }),
     revision: Type.Optional(

@@ -4,6 +4,7 @@ import { CREDENTIALS_REFUSED, CREDENTIALS_REFUSED_UNNAMED, type ImageCheck, Imag
 import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from './image-reference.ts';
 import { MOUNT_PATH_PATTERN } from './mount-path.ts';
 import { fold, nameSchema, newNameSchema } from './name.ts';
+import { STORABLE_TEXT, STORABLE_TEXT_MESSAGE } from './text.ts';
 import type { VisibleFacts } from './visibility.ts';
 
 // The Template: its fields, their bounds and defaults. These schemas are the one statement of each rule:
@@ -15,11 +16,17 @@ export type Category = (typeof CATEGORIES)[number];
 const PORT = '^(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})/(?:http|tcp)$';
 export const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
 
-// Free text may hold any Unicode: the HTTP layer refuses NUL and lone UTF-16 surrogates in every string of a request
-// (http/text.ts), so no field here restates that.
+// Free text may hold any Unicode but NUL and lone UTF-16 surrogates: the HTTP layer refuses those in every string of a
+// request (http/plugins/text.ts) and names each place; each field states the rule too (STORABLE_TEXT), so that what
+// the document publishes is what the server takes. Sizes are in characters (Unicode code points), as JSON Schema's
+// maxLength counts them, so that any validator counts them as the server does.
+
+/** Free text of at most `maxLength` characters. */
+const text = (maxLength: number, options: Record<string, unknown> = {}) =>
+  Type.String({ maxLength, pattern: STORABLE_TEXT, errorMessage: STORABLE_TEXT_MESSAGE, ...options });
 
 const commandLine = (what: string) =>
-  Type.Array(Type.String({ maxLength: 4096 }), {
+  Type.Array(text(4096), {
     maxItems: 64,
     description: `Overrides the image ${what} when specified. An empty array means the image's own ${what} is used.`,
   });
@@ -61,9 +68,10 @@ const writable = {
       'Absolute path where a volume is mounted when one is attached, written in normal form: not "/", and no empty ' +
       '("//", a "/" at the end), "." or ".." segment, and no control characters.',
   }),
-  containerRegistryAuthId: Type.String({
-    maxLength: 128,
-    description: 'Identifier of the container registry auth object needed to pull a private image; "" for none.',
+  containerRegistryAuthId: text(128, {
+    description:
+      'Identifier of the container registry auth object needed to pull a private image; "" for none. Any other value ' +
+      "must be the id of a registry auth of the template's owner (400 otherwise).",
   }),
   dockerEntrypoint: commandLine('ENTRYPOINT'),
   dockerStartCmd: commandLine('start CMD'),
@@ -73,10 +81,16 @@ const writable = {
     propertyNames: {
       maxLength: 255,
       pattern: ENV_NAME,
-      errorMessage: `environment variable names must match ${ENV_NAME}`,
+      // A body's parser refuses this key for safety (http/plugins/json.ts): stated, so that no client sends it.
+      not: { const: '__proto__' },
+      errorMessage: `environment variable names must match ${ENV_NAME}, and not be "__proto__"`,
     },
-    additionalProperties: { type: 'string', maxLength: 32768, 'x-max-bytes': 32768 },
-    description: 'Environment variables: a map from variable name to its value.',
+    additionalProperties: text(32768),
+    description:
+      'Environment variables: a map from variable name to its value (at most 32768 characters). A value may refer to ' +
+      'a secret of the launching account as `{{ secret.NAME }}` (NAME like a variable name, at most 128 characters); ' +
+      'a `{{` followed by `secret.` that is not such a reference is a 400. A public template may hold no literal token ' +
+      'of a well-known format (400).',
     examples: [{ HF_HOME: '/workspace/hf' }],
   }),
   ports: Type.Array(Type.String({ pattern: PORT, errorMessage: 'must be "<port 1-65535>/<http|tcp>", for example "8888/http"' }), {
@@ -85,10 +99,8 @@ const writable = {
     description: 'Ports exposed on a Pod or worker, each `<port number>/<protocol>` with protocol `http` or `tcp`.',
     examples: [['8888/http', '22/tcp']],
   }),
-  readme: Type.String({
-    maxLength: 102400,
-    'x-max-bytes': 102400,
-    description: 'Markdown describing the template; displayed in the UI when the template is selected.',
+  readme: text(102400, {
+    description: 'Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected.',
   }),
   isPublic: Type.Boolean({ description: '`true`: public, usable by any user. `false`: private, usable only by the creator.' }),
   isServerless: Type.Boolean({
@@ -189,7 +201,11 @@ export const TemplateUpdate = Type.Object(
       Type.Unsafe<string | null>({
         type: ['string', 'null'],
         maxLength: 128,
-        description: 'Identifier of the container registry auth object; `null` or "" clears it.',
+        pattern: STORABLE_TEXT,
+        errorMessage: STORABLE_TEXT_MESSAGE,
+        description:
+          'Identifier of the container registry auth object; `null` or "" clears it. Any other value must be the id of ' +
+          "a registry auth of the template's owner (400 otherwise).",
       }),
     ),
     dockerEntrypoint: Type.Optional(writable.dockerEntrypoint),

@@ -21,14 +21,6 @@ const EXPLAINED_PATTERNS = new Map<string, (value: string) => string | undefined
 export function validator(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, removeAdditional: false, useDefaults: false, ...options });
   ajv.addKeyword({ keyword: 'errorMessage', schemaType: 'string' });
-  // Size in UTF-8 bytes, where a bound is in KiB; maxLength beside it bounds the characters.
-  ajv.addKeyword({
-    keyword: 'x-max-bytes',
-    type: 'string',
-    schemaType: 'number',
-    validate: (max: number, data: string) => data.length <= max / 3 || Buffer.byteLength(data, 'utf8') <= max,
-    error: { message: 'too many bytes' },
-  });
   ajv.addFormat('date-time', { type: 'string', validate: (value: string) => !Number.isNaN(Date.parse(value)) });
   return ajv;
 }
@@ -72,11 +64,6 @@ function explain(error: ErrorObject): FieldError {
       return { path: instancePath, message: params.limit === 1 ? 'must not be empty' : `must be at least ${params.limit} characters` };
     case 'maxLength':
       return { path: instancePath, message: `must be at most ${params.limit} characters` };
-    case 'x-max-bytes':
-      return {
-        path: instancePath,
-        message: `must be at most ${(error.parentSchema as Record<string, number>)['x-max-bytes']} bytes in UTF-8`,
-      };
     case 'maxItems':
       return { path: instancePath, message: `must have at most ${params.limit} entries` };
     case 'maxProperties':

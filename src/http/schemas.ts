@@ -17,6 +17,13 @@ export const responseHeader = {
       'Absent on the last page.',
     examples: ['</v1/templates?limit=100&cursor=cDE3>; rel="next"'],
   }),
+  nextPage: Type.String({
+    format: 'uri-reference',
+    description:
+      'The same next page as `Link`, plainly: a URL relative to the server, there whenever more follow. A client written ' +
+      "for a list without paging (RunPod's v1) reads only this first page: follow this header until it is absent.",
+    examples: ['/v1/templates?cursor=cDE3'],
+  }),
   retryAfter: Type.Integer({ minimum: 0, description: 'Seconds to wait before trying again.' }),
   idempotentReplayed: Type.Literal('true', {
     description: 'This is the response to an earlier request with the same Idempotency-Key, sent again; the write was not repeated.',
@@ -24,10 +31,10 @@ export const responseHeader = {
   wwwAuthenticate: Type.String({ description: 'How to authenticate: `Bearer realm="podplate"`.' }),
 };
 
-/** The 200 of a paged list: one page of `items`, the next one announced in `Link`. */
+/** The 200 of a paged list: one page of `items`, the next one announced in `Link` and `X-Next-Page`. */
 export const pageResponse = (items: TSchema, description: string) => ({
   description,
-  headers: { link: responseHeader.link },
+  headers: { link: responseHeader.link, 'x-next-page': responseHeader.nextPage },
   content: { 'application/json': { schema: Type.Array(items) } },
 });
 
@@ -148,10 +155,15 @@ export function listStart(value: string | undefined): ListPosition | undefined {
   return { seq: pageStart(value) as number };
 }
 
-/** Announces the next page, if any, in a `Link` header that repeats the request's own filters. */
+/**
+ * Announces the next page, if any, by a URL that repeats the request's own filters: in `Link` for clients that page,
+ * and in `X-Next-Page`, plainly, for the person who reads the answer of a client that doesn't (RunPod's v1 list has no
+ * paging, so its clients take the first page for the whole list).
+ */
 export function linkNext(request: FastifyRequest, reply: FastifyReply, next: number | ListPosition | undefined): void {
   if (next === undefined) return;
   const url = new URL(request.url, 'http://podplate');
   url.searchParams.set('cursor', encodeCursor(next));
-  reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
+  const relative = `${url.pathname}${url.search}`;
+  reply.header('link', `<${relative}>; rel="next"`).header('x-next-page', relative);
 }

@@ -1,4 +1,4 @@
-import { cudaVersionOf, type ImageFacts, runsHere } from '../domain/image-check.ts';
+import { cudaVersionOf, type ImageFacts, registryText, runsHere } from '../domain/image-check.ts';
 import { DOCKER_HUB, type ImageLocation } from '../domain/image-reference.ts';
 import type { Reacher } from './guard.ts';
 import { type Credentials, type Fetched, RegistryError, RegistrySession } from './registry.ts';
@@ -42,10 +42,10 @@ function descriptor(value: unknown): Descriptor | undefined {
 
 const platformName = (p: { os?: unknown; architecture?: unknown; variant?: unknown }): string | undefined =>
   typeof p.os === 'string' && typeof p.architecture === 'string'
-    ? [p.os, p.architecture, typeof p.variant === 'string' && p.variant !== '' ? p.variant : undefined]
-        .filter(Boolean)
-        .join('/')
-        .slice(0, 64)
+    ? registryText(
+        [p.os, p.architecture, typeof p.variant === 'string' && p.variant !== '' ? p.variant : undefined].filter(Boolean).join('/'),
+        64,
+      )
     : undefined;
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { conflict, DomainError, forbidden, notFound, RateLimited, unavailable } from '../domain/errors.ts';
+import { conflict, forbidden, notFound, RateLimited, unavailable } from '../domain/errors.ts';
 import { failedCheck, type ImageCheck, judge } from '../domain/image-check.ts';
 import { imageLocation } from '../domain/image-reference.ts';
 import type { TemplateRecord } from '../domain/template.ts';
@@ -15,7 +15,7 @@ import { REGISTRY_AUTH_PASSWORDS, sealedContext } from '../store/sealed.ts';
 import type { Store } from '../store/store.ts';
 import type { ClaimedCheck } from '../store/templates/image-checks.ts';
 import type { Limits } from './limits.ts';
-import type { Precondition, Templates } from './templates.ts';
+import { check as checkPrecondition, type Precondition, type Templates } from './templates.ts';
 
 // Image checks: a template's image read at its registry after the write that changed it (never inside it), by any
 // process of the install, one at a time per template; on demand; and the repin of a tag to the digest it serves now.
@@ -190,12 +190,7 @@ export class ImageChecks {
     const template = await this.store.templates.find(id);
     if (!template || !isVisible(widestVisibility(caller), { ...template, bound: template.endpointId !== null })) throw notFound('template');
     if (template.ownerId !== caller.accountId) throw forbidden('Only the owner of a template may repin it.');
-    if (precondition && !precondition(template.revision)) {
-      throw new DomainError(
-        'precondition-failed',
-        `The template is at revision ${template.revision}, which If-Match does not name; read it again.`,
-      );
-    }
+    checkPrecondition(precondition, template);
     if (!this.options.enabled) throw conflict('Image checks are off on this install (IMAGE_CHECK=off): no digest can be read to pin.');
     await this.withinRate(template.ownerId);
     const check = await this.inspect({ template, pin: null }, now());

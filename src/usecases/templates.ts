@@ -38,8 +38,9 @@ import { withinQuotas } from './quotas.ts';
 
 // Use cases of templates: create, read, list, update, delete, roll back, report usage.
 
-/** A conditional write's condition: does the template's current revision satisfy the request (If-Match)? */
-export type Precondition = (revision: number) => boolean;
+/** A conditional write's condition (If-Match, If-None-Match): what it says against the revision it would change (why
+ * it fails), or undefined when it holds. */
+export type Precondition = (revision: number) => string | undefined;
 
 export interface ListOptions extends IncludeFlags {
   scope?: ListScope;
@@ -99,13 +100,10 @@ function notKept(revision: number, oldest: number | undefined, current: Template
   );
 }
 
-function check(precondition: Precondition | undefined, template: TemplateRecord): void {
-  if (precondition && !precondition(template.revision)) {
-    throw new DomainError(
-      'precondition-failed',
-      `The template is at revision ${template.revision}, which If-Match does not name; read it again.`,
-    );
-  }
+/** Refuses a write whose condition (If-Match, If-None-Match) the template's current revision does not meet: a 412 saying why. */
+export function check(precondition: Precondition | undefined, template: TemplateRecord): void {
+  const failed = precondition?.(template.revision);
+  if (failed) throw new DomainError('precondition-failed', `The template is at revision ${template.revision}, ${failed}; read it again.`);
 }
 
 /** A template's env may refer to secrets only by well-formed names, and a public one may hold no literal token. */

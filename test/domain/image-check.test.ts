@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cudaVersionOf, failedCheck, GB, imageAfterChange, judge, uncheckedImage } from '../../src/domain/image-check.ts';
+import { cudaVersionOf, failedCheck, GB, imageAfterChange, judge, registryText, uncheckedImage } from '../../src/domain/image-check.ts';
 import { imageLocation } from '../../src/domain/image-reference.ts';
 import { templateJson, withoutRegistryAuth } from '../../src/domain/template.ts';
 import { templateRecord } from '../support/records.ts';
@@ -65,6 +65,12 @@ test('CUDA version: CUDA_VERSION in the env first, else the com.nvidia.cuda.vers
   assert.equal(cudaVersionOf({ Env: ['PATH=/x'], Labels: { 'com.nvidia.cuda.version': '11.8.0' } }), '11.8.0');
   assert.equal(cudaVersionOf({ Env: 'not a list' }), null);
   assert.equal(cudaVersionOf(undefined), null);
+});
+
+test("a registry's text is kept without control or format characters, and short: it reaches terminals and databases", () => {
+  assert.equal(cudaVersionOf({ Env: ['CUDA_VERSION=12.\u0000\u001b[31m4\u202e.1'] }), '12.[31m4.1');
+  assert.equal(cudaVersionOf({ Env: ['CUDA_VERSION=\u0000'], Labels: { 'com.nvidia.cuda.version': '\u200f' } }), null);
+  assert.equal(registryText('😀'.repeat(100), 64), '😀'.repeat(64));
 });
 
 test('what a change does to the check: a new image checks anew unpinned, new credentials recheck, a new disk is judged again', () => {

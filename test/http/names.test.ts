@@ -32,7 +32,7 @@ forEachDialect('names that look alike', (dialect) => {
       ['word\u2060joiner', /U\+2060/],
       ['evil\u202egnp.exe', /U\+202E/],
       ['\u200d\ufe0f', /must contain a visible character/],
-      ['p\u0430ypal', /must not mix Latin letters with Cyrillic or Greek ones in one word/],
+      ['p\u0430ypal', /must not write Latin, Greek and Cyrillic letters next to each other/],
     ];
     for (const [name, message] of cases) {
       const r = await create(name);

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { validate } from '@readme/openapi-parser';
 import { IMAGE_REFERENCE_PATTERN } from '../../src/domain/image-reference.ts';
 import { MOUNT_PATH_PATTERN } from '../../src/domain/mount-path.ts';
 import { SENT_BACK_FIELDS } from '../../src/domain/template.ts';
+import { STORABLE_TEXT } from '../../src/domain/text.ts';
 import { type Harness, startHarness } from '../support/harness.ts';
 
 let h: Harness;
@@ -75,7 +77,11 @@ test('documents every operation with its error responses', async () => {
   assert.ok(doc.paths['/v1/templates'].post.responses['422']);
   assert.ok(doc.paths['/v1/templates/{templateId}'].get.responses['200'].headers.etag);
   const headers = doc.paths['/v1/templates/{templateId}/rollback'].post.parameters.filter((p: { in: string }) => p.in === 'header');
-  assert.deepEqual(headers.map((p: { name: string }) => p.name).sort(), ['idempotency-key', 'if-match']);
+  assert.deepEqual(headers.map((p: { name: string }) => p.name).sort(), ['idempotency-key', 'if-match', 'if-none-match']);
+  const get = doc.paths['/v1/templates/{templateId}'].get;
+  assert.deepEqual(Object.keys(get.responses['304'].headers), ['etag']);
+  assert.equal(get.responses['304'].content, undefined, 'a 304 has no body');
+  assert.ok(get.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'if-none-match'));
   assert.ok(doc.paths['/v1/containerregistryauth/{containerRegistryAuthId}'].delete.responses['409']);
   assert.ok(doc.paths['/v1/containerregistryauth/{containerRegistryAuthId}/credentials'].get.responses['403']);
   assert.ok(doc.paths['/v1/containerregistryauth'].post.responses['403'], 'a create past the quota');
@@ -164,7 +170,8 @@ test('publishes no keyword only this validator knows, and formats and patterns a
     assert.match(p.imageName.description, /The repository path is lowercase/);
     assert.equal(p.volumeMountPath.pattern, MOUNT_PATH_PATTERN, input);
     assert.match(p.volumeMountPath.description, /written in normal form: not "\/", and no empty/);
-    assert.match(p.readme.description, /At most 102400 bytes in UTF-8\.$/);
+    assert.deepEqual([p.readme.maxLength, p.readme.pattern], [102400, STORABLE_TEXT]);
+    assert.equal(p.env.additionalProperties.pattern, STORABLE_TEXT);
   }
 });
 
@@ -173,7 +180,7 @@ test('reading the document leaves the validator its own keywords', async () => {
   const alice = await h.key('keywords');
   const r = await h.call('POST', '/v1/templates', {
     key: alice,
-    body: { name: 'x', imageName: 'Ubuntu', ports: ['1/udp'], readme: '€'.repeat(40_000), volumeMountPath: '/a/..' },
+    body: { name: 'x', imageName: 'Ubuntu', ports: ['1/udp'], readme: '€'.repeat(102_401), volumeMountPath: '/a/..' },
   });
   assert.equal(r.status, 400);
   assert.deepEqual(
@@ -182,7 +189,7 @@ test('reading the document leaves the validator its own keywords', async () => {
       ['/imageName', 'repository names must be lowercase'],
       ['/volumeMountPath', 'must not contain a ".." segment'],
       ['/ports/0', 'must be "<port 1-65535>/<http|tcp>", for example "8888/http"'],
-      ['/readme', 'must be at most 102400 bytes in UTF-8'],
+      ['/readme', 'must be at most 102400 characters'],
     ],
   );
 });
@@ -209,7 +216,7 @@ test('declares each response header once, with a schema, wherever it is sent', a
   assert.deepEqual(headersOf('RollbackTemplate', '200'), ['etag', 'idempotent-replayed']);
   assert.deepEqual(headersOf('CreateEndpoint', '200'), ['location']);
   for (const id of ['ListTemplates', 'ListTemplateRevisions', 'ListEndpoints', 'ListEndpointReleases']) {
-    assert.deepEqual(headersOf(id, '200'), ['link'], id);
+    assert.deepEqual(headersOf(id, '200'), ['link', 'x-next-page'], id);
   }
   for (const { id, status } of responses) {
     if (status === '401') assert.deepEqual(headersOf(id, status), ['www-authenticate'], id);
@@ -225,6 +232,37 @@ test('every operation is described, and the document names a contact', async () 
       assert.ok(op.summary && op.description, `${method} ${path}`);
     }
   }
+});
+
+test("the document passes the linters' stock rulesets, none turned off: a license, a full contact, sorted tags, 4xx everywhere", async () => {
+  const doc = (await h.call('GET', '/v1/openapi.json')).body;
+  assert.deepEqual(Object.keys(doc.info.license).sort(), ['name', 'url']);
+  assert.deepEqual(Object.keys(doc.info.contact).sort(), ['email', 'name', 'url']);
+  const tags = doc.tags.map((t: { name: string }) => t.name);
+  assert.deepEqual(tags, [...tags].sort());
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item as Record<string, { responses: Record<string, unknown> }>)) {
+      assert.ok(
+        Object.keys(op.responses).some((status) => status.startsWith('4')),
+        `${method} ${path} declares a 4xx`,
+      );
+    }
+  }
+  const redocly = readFileSync(new URL('../../redocly.yaml', import.meta.url), 'utf8');
+  const spectral = readFileSync(new URL('../../.spectral.yaml', import.meta.url), 'utf8');
+  assert.match(redocly, /^extends:\n {2}- recommended\n/m);
+  assert.doesNotMatch(redocly, /^rules:/m, 'no Redocly rule is changed');
+  assert.match(spectral, /^extends: \[\["spectral:oas", "all"\]\]$/m);
+  assert.doesNotMatch(spectral, /^rules:/m, 'no Spectral rule is changed');
+});
+
+test('/healthz, /readyz and /metrics refuse a query parameter by name, as every operation does (their documented 400)', async () => {
+  for (const url of ['/healthz?verbose=1', '/readyz?x', '/metrics?name[]=a']) {
+    const r = await h.call('GET', url);
+    assert.equal(r.status, 400, url);
+    assert.equal(r.body.errors[0].in, 'query', url);
+  }
+  for (const url of ['/healthz', '/readyz', '/metrics']) assert.equal((await h.call('GET', url)).status, 200, url);
 });
 
 test('the interactive reference is served at /docs', async () => {

@@ -5,6 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { imageReferenceProblem } from '../../src/domain/image-reference.ts';
 import { mountPathProblem } from '../../src/domain/mount-path.ts';
+import { nameProblem } from '../../src/domain/name.ts';
 import { optionalFields, imageName as validImageName } from '../support/arbitraries.ts';
 
 // The published document states imageName and volumeMountPath as patterns any JSON Schema validator can check; the
@@ -125,4 +126,50 @@ test('the examples of the domain tests get the same answer from the published pa
     assert.equal(mountPathProblem(path) === undefined, valid, path);
     assert.equal(mountPathValid(path), valid, path);
   }
+});
+
+test('the published text rules accept exactly what the HTTP layer and the server take: names, free text, env names', async () => {
+  const { textProblem } = await import('../../src/http/plugins/text.ts');
+  const name = ajv.compile({ type: 'string', pattern: published.name.pattern });
+  const freeText = ajv.compile({ type: 'string', pattern: published.readme.pattern });
+  const envName = ajv.compile({ type: 'string', ...published.env.propertyNames });
+  // Pieces near each line: white space of every kind String.trim removes, control characters, surrogates alone and paired.
+  const pieces = [
+    '\u0430',
+    '\u0394',
+    '\u200b',
+    '\u202e',
+    '\u200d',
+    '\ufe0f',
+    ' ',
+    '\u00a0',
+    '\u3000',
+    '\ufeff',
+    '\u2028',
+    '\t',
+    '\n',
+    '\u0000',
+    '\u0085',
+    '\u009f',
+    'a',
+    'é',
+    '😀',
+    '\ud800',
+    '\udfff',
+    '\ud83d',
+  ];
+  const text = assembled(pieces, 8);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what names may not hold
+  const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+  fc.assert(
+    fc.property(text, (s) => {
+      assert.equal(freeText(s), textProblem(s) === undefined, JSON.stringify(s));
+      // A name a write gives: the rule of domain/name.ts (which the server applies once it has trimmed the name).
+      assert.equal(name(s), nameProblem(s) === undefined, JSON.stringify(s));
+      if (name(s)) assert.ok(s.trim().length > 0 && !CONTROL.test(s) && textProblem(s) === undefined, JSON.stringify(s));
+    }),
+    { numRuns: RUNS },
+  );
+  assert.equal(envName('__proto__'), false, 'the one name a body may not hold for safety');
+  assert.equal(envName('__proto'), true);
 });

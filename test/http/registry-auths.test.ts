@@ -70,8 +70,9 @@ forEachDialect('container registry auths', (dialect) => {
     ['password', '', false],
     ['password', s(16384), true],
     ['password', s(16385), false],
-    ['password', 'é'.repeat(8192), true],
-    ['password', 'é'.repeat(8193), false],
+    // Characters, as JSON Schema counts them (code points), whatever their size in UTF-8.
+    ['password', '😀'.repeat(16384), true],
+    ['password', '😀'.repeat(16385), false],
     ['password', 'nul\u0000', false],
     ['password', '{\n  "type": "service_account"\n}\n', true],
     ['password', null, false],

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { isUtf8 } from 'node:buffer';
 import { after, before, test } from 'node:test';
+import fc from 'fast-check';
+import { invalidUtf8Offset } from '../../src/http/plugins/text.ts';
 import { forEachDialect, type Harness, startHarness } from '../support/harness.ts';
 
 // The text a request may carry (docs/reliability.md): any Unicode but NUL and lone UTF-16 surrogates, in every string
@@ -55,6 +58,41 @@ forEachDialect('text a request may carry', (dialect) => {
         { in: 'body', path: '/env/B', message: SURROGATE },
       ],
     });
+  });
+
+  test('a body that is not UTF-8 is a 400 naming the byte offset, never stored with U+FFFD in its place', async () => {
+    const before = await everything();
+    const send = async (bytes: Buffer, url = '/v1/templates', method: 'POST' | 'PATCH' = 'POST') => {
+      const r = await h.app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+        payload: bytes,
+      });
+      return { status: r.statusCode, body: r.json() };
+    };
+    const body = (name: Buffer) => Buffer.concat([Buffer.from('{"name":"'), name, Buffer.from('","imageName":"ubuntu"}')]);
+    const at = 12; // where the name's text begins: {"name":"caf
+    // Latin-1 é, a lone continuation byte, overlong "/", an encoded surrogate, past U+10FFFF, a sequence cut short.
+    for (const bad of ['e9', '80', 'c0af', 'eda080', 'f4908080', 'e282', 'ff']) {
+      const r = await send(body(Buffer.concat([Buffer.from('caf'), Buffer.from(bad, 'hex'), Buffer.from('!')])));
+      assert.equal(r.status, 400, bad);
+      assert.deepEqual(r.body.errors, [{ in: 'body', path: '', message: `is not valid UTF-8 at byte offset ${at}` }], bad);
+      assert.equal(
+        r.body.detail,
+        `The request body is not valid UTF-8: the byte at offset ${at} (counting from 0) does not begin a character.`,
+      );
+    }
+    const readme = Buffer.concat([Buffer.from('{"readme":"'), Buffer.from([0xff]), Buffer.from('"}')]);
+    const update = await send(readme, `/v1/templates/${own.id}`, 'PATCH');
+    assert.equal(update.status, 400);
+    assert.equal(update.body.errors[0].message, 'is not valid UTF-8 at byte offset 11');
+    assert.deepEqual(await everything(), before);
+    // Every length of UTF-8 sequence is read as sent.
+    const good = await send(body(Buffer.from('café €𝄞 ok', 'utf8')));
+    assert.equal(good.status, 200);
+    assert.equal(good.body.name, 'café €𝄞 ok');
+    await h.call('DELETE', `/v1/templates/${good.body.id}`, { key: alice });
   });
 
   test('every string field of every body refuses NUL and each kind of lone surrogate, and nothing changes', async () => {
@@ -231,4 +269,25 @@ forEachDialect('text a request may carry', (dialect) => {
     assert.equal(text.status, 400);
     assert.deepEqual(text.body.errors, [{ in: 'body', path: `/env${'/0'.repeat(near)}`, message: SURROGATE }]);
   });
+});
+
+test('the offset named is where the bytes stop being UTF-8: all before it is, and the sequence it begins is not', () => {
+  const bytes = fc.oneof(
+    fc.uint8Array({ maxLength: 40 }),
+    // Mostly valid text with one byte changed: the interesting cases are near the edges of multi-byte sequences.
+    fc.tuple(fc.string({ unit: 'binary', maxLength: 20 }), fc.nat(), fc.integer({ min: 0, max: 255 })).map(([text, at, byte]) => {
+      const b = Buffer.from(text, 'utf8');
+      if (b.length > 0) b[at % b.length] = byte;
+      return new Uint8Array(b);
+    }),
+  );
+  fc.assert(
+    fc.property(bytes, (b) => {
+      const offset = invalidUtf8Offset(b);
+      if (offset === undefined) return isUtf8(b);
+      // The bytes before it are UTF-8, and no prefix that ends a character after it is.
+      return isUtf8(b.subarray(0, offset)) && [1, 2, 3, 4].every((n) => !isUtf8(b.subarray(0, offset + n)) || offset + n > b.length);
+    }),
+    { numRuns: 20_000 },
+  );
 });

@@ -277,7 +277,7 @@ export const wrongRegistryAuthValues: Record<string, fc.Arbitrary<unknown>> = {
     fc.constantFrom('a\tb', 'a\nb'),
     hostileText,
   ),
-  password: fc.oneof(notString, fc.constant(''), fc.constant('p'.repeat(16385)), fc.constant('é'.repeat(8193)), hostileText),
+  password: fc.oneof(notString, fc.constant(''), fc.constant('p'.repeat(16385)), fc.constant('😀'.repeat(16385)), hostileText),
 };
 
 /** A valid usage report; each one's usageId is made unique by the caller. */
@@ -343,16 +343,16 @@ export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** A valid secret name; the fuzzer's own start with FUZZ, so these (lower-case first) never touch them. */
 export const secretName = fc.stringMatching(/^[a-z_][A-Za-z0-9_]{0,40}$/);
 
-/** A valid `PUT /v1/secrets/{name}` body: any text but NUL, up to 32,768 characters and bytes. */
+/** A valid `PUT /v1/secrets/{name}` body: any text but NUL, up to 32,768 characters (of any size in UTF-8). */
 export const validSecret = fc.record({
   value: fc.oneof(
     text({ unit: 'binary', minLength: 1, maxLength: 200 }).filter((v) => v.length > 0),
-    fc.constantFrom('x'.repeat(32768), 'é'.repeat(16384), '😀'.repeat(8192), ' ', '{{ secret.OTHER }}'),
+    fc.constantFrom('x'.repeat(32768), 'é'.repeat(32768), '😀'.repeat(32768), ' ', '{{ secret.OTHER }}'),
   ),
 });
 
 export const wrongSecretValues: Record<string, fc.Arbitrary<unknown>> = {
-  value: fc.oneof(notString, fc.constantFrom('', 'x'.repeat(32769), 'é'.repeat(16385), '😀'.repeat(8193)), hostileText),
+  value: fc.oneof(notString, fc.constantFrom('', 'x'.repeat(32769), 'é'.repeat(32769), '😀'.repeat(32769)), hostileText),
 };
 
 /** Values `POST /v1/templates/{id}/resolve` refuses: an account name of no account too (a 400 naming /account). */

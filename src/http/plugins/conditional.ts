@@ -1,31 +1,87 @@
+import { Type } from '@sinclair/typebox';
 import { invalid } from '../../domain/errors.ts';
 import type { Precondition } from '../../usecases/templates.ts';
 
-// Conditional writes (RFC 9110): a template's ETag names its revision; If-Match makes a write conditional on it.
+// Conditional requests (RFC 9110 §13): a template's ETag names its revision. If-Match makes a write conditional on it;
+// If-None-Match lets a read answer 304 when the client's copy is current, and makes a write fail when it is.
 
 export const etagOf = (template: { revision: number }): string => `"r${template.revision}"`;
 
-// Optional white space (OWS) is spaces and tabs only.
-const ENTITY_TAG = /^[ \t]*(W\/)?"([\x21\x23-\x7e]*)"[ \t]*(?:,|$)/;
+/** An entity tag: optionally weak (`W/`), its opaque part quoted (RFC 9110 §8.8.3). */
+const TAG = '(?:W/)?"[\\x21\\x23-\\x7e]*"';
+/**
+ * What If-Match and If-None-Match may hold: `*`, or entity tags separated by commas, spaces and tabs around them
+ * (optional white space is spaces and tabs only); empty list elements are ignored, as RFC 9110 §5.6.1 asks. The
+ * schemas publish this pattern and the validator checks it; the parse below reads only headers that match it.
+ */
+export const ENTITY_TAGS_PATTERN = `^(?:[ \\t]*\\*[ \\t]*|[ \\t,]*(?:${TAG}(?:[ \\t]*,[ \\t,]*${TAG})*[ \\t,]*)?)$`;
+/** The longest If-Match or If-None-Match read: some 80 entity tags, more than any client keeps of one template. */
+export const ENTITY_TAGS_MAX_LENGTH = 1024;
+const ENTITY_TAGS = new RegExp(ENTITY_TAGS_PATTERN);
+const EACH_TAG = /(W\/)?"([\x21\x23-\x7e]*)"/g;
 
-/** The condition an If-Match header sets; undefined without one. A malformed header is a 400. */
-export function preconditionFrom(header: string | string[] | undefined): Precondition | undefined {
+const entityTagsHeader = (description: string) =>
+  Type.Optional(
+    Type.String({
+      maxLength: ENTITY_TAGS_MAX_LENGTH,
+      pattern: ENTITY_TAGS_PATTERN,
+      errorMessage: 'is not a list of entity tags',
+      description: `${description} \`*\` or a comma-separated list of entity tags (\`"r3"\`, \`W/"r3"\`), at most ${ENTITY_TAGS_MAX_LENGTH} characters.`,
+      examples: ['"r3"'],
+    }),
+  );
+
+export const ifMatchHeader = entityTagsHeader(
+  'Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches.',
+);
+export const ifNoneMatchHeader = (read: boolean) =>
+  entityTagsHeader(
+    read
+      ? 'Answer 304, with the ETag and no body, when the template is still at a revision named here (compared weakly: `W/"r3"` names revision 3).'
+      : 'Make the write fail (412) when the template is at a revision named here, or exists at all with `*`.',
+  );
+
+type Tags = '*' | { weak: boolean; opaque: string }[];
+
+/** The entity tags a header holds; undefined without one. A header that is not a list of entity tags is a 400. */
+function entityTags(header: string | string[] | undefined, name: 'if-match' | 'if-none-match'): Tags | undefined {
   if (header === undefined) return undefined;
   const value = Array.isArray(header) ? header.join(',') : header;
-  if (/^[ \t]*\*[ \t]*$/.test(value)) return () => true;
-  const revisions = new Set<number>();
-  let rest = value;
-  while (!/^[ \t]*$/.test(rest)) {
-    const match = ENTITY_TAG.exec(rest);
-    if (!match) {
-      throw invalid('If-Match must be "*" or a list of entity tags such as "r3".', [
-        { in: 'header', path: '/if-match', message: 'is not a list of entity tags' },
-      ]);
-    }
-    // Weak tags never match: If-Match compares strongly.
-    const revision = /^r([0-9]{1,9})$/.exec(match[2] ?? '')?.[1];
-    if (!match[1] && revision) revisions.add(Number(revision));
-    rest = rest.slice(match[0].length);
+  if (value.length > ENTITY_TAGS_MAX_LENGTH || !ENTITY_TAGS.test(value)) {
+    const shown = name === 'if-match' ? 'If-Match' : 'If-None-Match';
+    throw invalid(`${shown} must be "*" or a list of entity tags such as "r3".`, [
+      { in: 'header', path: `/${name}`, message: 'is not a list of entity tags' },
+    ]);
   }
-  return (revision) => revisions.has(revision);
+  if (/^[ \t]*\*[ \t]*$/.test(value)) return '*';
+  return [...value.matchAll(EACH_TAG)].map((m) => ({ weak: m[1] !== undefined, opaque: m[2] as string }));
+}
+
+/** Whether `tags` name `etag` (a strong tag of ours): compared strongly (If-Match) or weakly (If-None-Match). */
+function names(tags: Tags, etag: string, weakly: boolean): boolean {
+  if (tags === '*') return true;
+  const opaque = etag.slice(1, -1);
+  return tags.some((t) => t.opaque === opaque && (weakly || !t.weak));
+}
+
+/**
+ * The conditions If-Match and If-None-Match set on a write to a template; undefined without either. In the order of
+ * RFC 9110 §13.2.2: a revision If-Match does not name, or one If-None-Match names, fails the write with a 412.
+ */
+export function preconditionFrom(headers: Record<string, string | string[] | undefined>): Precondition | undefined {
+  const ifMatch = entityTags(headers['if-match'], 'if-match');
+  const ifNoneMatch = entityTags(headers['if-none-match'], 'if-none-match');
+  if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
+  return (revision) => {
+    const etag = etagOf({ revision });
+    if (ifMatch !== undefined && !names(ifMatch, etag, false)) return 'which If-Match does not name';
+    if (ifNoneMatch !== undefined && names(ifNoneMatch, etag, true)) return 'which If-None-Match names';
+    return undefined;
+  };
+}
+
+/** Whether a read may answer 304: its If-None-Match names `etag`, compared weakly (RFC 9110 §13.1.2). */
+export function notModified(headers: Record<string, string | string[] | undefined>, etag: string): boolean {
+  const tags = entityTags(headers['if-none-match'], 'if-none-match');
+  return tags !== undefined && names(tags, etag, true);
 }

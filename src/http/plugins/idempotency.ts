@@ -6,7 +6,10 @@ import type { Answer, Once, Response } from '../../usecases/idempotency.ts';
 // The HTTP side of Idempotency-Key (as in the IETF draft): which request a key names, and how its answer is sent.
 // The use case keeps the response in the transaction of the write (usecases/idempotency.ts).
 
-const KEY = /^[\x20-\x7e]{1,255}$/;
+/** What an Idempotency-Key may be: 1 to 255 printable ASCII characters (the schemas publish this pattern). */
+export const IDEMPOTENCY_KEY_PATTERN = '^[\\x20-\\x7e]{1,255}$';
+export const IDEMPOTENCY_KEY_MESSAGE = 'must be 1 to 255 printable ASCII characters';
+const KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
 /** What a write answers with: a body to serialize and its headers. */
 export interface Outcome {
@@ -20,7 +23,7 @@ export function idempotencyOf<T>(request: FastifyRequest, reply: FastifyReply, o
   if (key === undefined) return undefined;
   if (typeof key !== 'string' || !KEY.test(key)) {
     throw invalid('Idempotency-Key must be 1 to 255 printable ASCII characters.', [
-      { in: 'header', path: '/idempotency-key', message: 'must be 1 to 255 printable ASCII characters' },
+      { in: 'header', path: '/idempotency-key', message: IDEMPOTENCY_KEY_MESSAGE },
     ]);
   }
   const requestHash = createHash('sha256')

@@ -2,14 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { escapePointer, invalid } from '../../domain/errors.ts';
 import { tooWide } from './json-width.ts';
-import { bodyTextErrors, unacceptableText } from './text.ts';
+import { bodyTextErrors, invalidUtf8Offset, notUtf8, unacceptableText } from './text.ts';
 
 // Request bodies: JSON, parsed here, each way of being unreadable its own 400.
 
 /**
  * Request bodies are JSON, parsed here so that each way a body can be unreadable gets its own clear 400.
  * Keys that could poison prototypes ("__proto__", "constructor.prototype") are refused rather than dropped, and so is
- * text no request may carry (NUL, lone UTF-16 surrogates: text.ts).
+ * text no request may carry (bytes that are not UTF-8, NUL, lone UTF-16 surrogates: text.ts).
  */
 export function registerJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
@@ -19,6 +19,9 @@ export function registerJsonParser(app: FastifyInstance): void {
     // Refused before it is parsed, or even decoded: building what no request needs would cost more than serving one.
     const wide = tooWide(bytes);
     if (wide) return done(invalid('The request body is wider or deeper than any request needs.', [wide]));
+    // Bytes that are not UTF-8 are refused, never read as U+FFFD: what is stored is what was sent.
+    const offset = invalidUtf8Offset(bytes);
+    if (offset !== undefined) return done(notUtf8(offset));
     // A byte order mark may lead a JSON text (RFC 8259 lets a reader ignore it); it is no part of the value.
     const decoded = bytes.toString('utf8');
     const body = decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;

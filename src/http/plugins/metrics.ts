@@ -4,6 +4,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry as MetricSet
 import { DomainError } from '../../domain/errors.ts';
 import type { OutboxBacklog } from '../../domain/outbox.ts';
 import type { DatabaseFigures, Podplate } from '../../usecases/podplate.ts';
+import { NoQuery } from '../schemas.ts';
 import { problemResponses } from './problem.ts';
 
 // /metrics with prom-client: requests by route template (never the raw URL) and status, requests in flight, the
@@ -245,11 +246,13 @@ export function registerMetrics(app: FastifyInstance, podplate: Podplate, token?
         'Request durations by route template and status, requests in flight, process and Node figures, the database ' +
         "pool's or group commits' figures, and the backlog of release webhooks (read from the database at most every 5 s), " +
         'in the Prometheus text format. Needs no API key; when the operator sets METRICS_TOKEN, it needs ' +
-        '`Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). 503 while the database is unreachable.',
+        '`Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). 503 while the database is unreachable. Takes no query ' +
+        'parameter (400 naming any).',
       security: [],
+      querystring: NoQuery,
       response: {
         200: { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } },
-        ...problemResponses(401, 503),
+        ...problemResponses(400, 401, 503),
       },
     },
     onRequest: async (request) => {

@@ -18,23 +18,26 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           'Errors are RFC 9457 problem details (`application/problem+json`) naming each offending field. ' +
           'Any string in a request (a value or member name in the body, a query or path parameter) may hold any Unicode ' +
           'text but NUL (`\\u0000`) and UTF-16 surrogates without their pair; URLs are percent-encoded UTF-8.',
-        contact: { name: 'Podplate', url: 'https://podplate.dev' },
+        contact: { name: 'Podplate', url: 'https://podplate.dev', email: 'api@podplate.dev' },
+        // The project is private (package.json names no license): its terms are the operator's.
+        license: { name: 'Proprietary', url: 'https://podplate.dev/license' },
       },
       servers: [{ url: '/' }],
+      // In alphabetical order, as Spectral's openapi-tags-alphabetical asks.
       tags: [
-        { name: 'templates', description: 'Reusable configurations for Pods and Serverless workers.' },
-        { name: 'endpoints', description: 'Serverless endpoints, as far as binding templates needs them.' },
+        { name: 'account', description: 'Who the caller is.' },
         {
           name: 'container registry auths',
           description: "Credentials for private registries: a template names one of its owner's, the platform pulls with it.",
         },
-        { name: 'account', description: 'Who the caller is.' },
+        { name: 'endpoints', description: 'Serverless endpoints, as far as binding templates needs them.' },
+        { name: 'operations', description: 'Health, readiness and this document.' },
         {
           name: 'secrets',
           description:
             "Each account's own secrets, sealed at rest: a template's env refers to one as `{{ secret.NAME }}`, resolved at launch for the launching account.",
         },
-        { name: 'operations', description: 'Health, readiness and this document.' },
+        { name: 'templates', description: 'Reusable configurations for Pods and Serverless workers.' },
       ],
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key, `pp_…`.' } } },
       security: [{ apiKey: [] }],
@@ -59,16 +62,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
 }
 
 /** Keywords only this service's validator reads (validation.ts): other tools reject them, so they are not published. */
-const VALIDATOR_ONLY = new Set(['errorMessage', 'x-max-bytes']);
+const VALIDATOR_ONLY = new Set(['errorMessage']);
 /** Keywords whose value is a map of names to schemas: a name there is never a keyword. */
 const NAME_MAPS = new Set(['properties', 'patternProperties', '$defs', 'schemas']);
 /** Keywords whose value is data, copied as it is. */
 const DATA = new Set(['default', 'examples', 'example', 'enum', 'const']);
 
-/**
- * A copy of the document without validator-only keywords: the schemas the validator holds are never changed. A byte
- * bound (x-max-bytes) is stated in the description instead, beside the maxLength that any validator checks.
- */
+/** A copy of the document without validator-only keywords: the schemas the validator holds are never changed. */
 export function published(value: unknown, names = false): unknown {
   if (Array.isArray(value)) return value.map((item) => published(item));
   if (typeof value !== 'object' || value === null) return value;
@@ -77,10 +77,6 @@ export function published(value: unknown, names = false): unknown {
     if (names) copy[key] = published(inner);
     else if (DATA.has(key)) copy[key] = structuredClone(inner);
     else if (!VALIDATOR_ONLY.has(key)) copy[key] = published(inner, NAME_MAPS.has(key));
-  }
-  const bytes = names ? undefined : (value as Record<string, unknown>)['x-max-bytes'];
-  if (typeof bytes === 'number') {
-    copy.description = [copy.description, `At most ${bytes} bytes in UTF-8.`].filter(Boolean).join(' ');
   }
   return copy;
 }

@@ -1,8 +1,10 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import { type DomainError, escapePointer, type FieldError, invalid } from '../../domain/errors.ts';
 import { MAX_FIELD_ERRORS } from './validation.ts';
 
-// Text a request may carry: any Unicode, but no NUL (PostgreSQL can't hold it in text) and no UTF-16 surrogate
+// Text a request may carry: UTF-8 bytes only (a body that is not is refused whole, never decoded with U+FFFD in
+// place of what it could not read); any Unicode, but no NUL (PostgreSQL can't hold it in text) and no UTF-16 surrogate
 // without its pair (it has no UTF-8 form, so either database would keep U+FFFD in its place and the stored value
 // would silently differ from the one accepted). Checked before the schemas look at a request: a JSON body as it is
 // parsed (json.ts), in one walk over every string and member name; the query and the path in a preValidation hook,
@@ -102,6 +104,57 @@ function decode(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Where `bytes` first stop being UTF-8 (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF, no sequence
+ * cut short): the offset of the byte that begins the sequence at fault, counting from 0; undefined when all are.
+ * Node's `isUtf8` answers the common case in one fast pass; the offset is looked for only in bytes known to be bad.
+ */
+export function invalidUtf8Offset(bytes: Uint8Array): number | undefined {
+  if (isUtf8(bytes)) return undefined;
+  let i = 0;
+  while (i < bytes.length) {
+    const lead = bytes[i] as number;
+    if (lead < 0x80) {
+      i++;
+      continue;
+    }
+    // The length of the sequence and the range its second byte must lie in (which rules out overlong forms,
+    // surrogates and code points past U+10FFFF).
+    const [length, low, high] =
+      lead >= 0xc2 && lead <= 0xdf
+        ? [2, 0x80, 0xbf]
+        : lead === 0xe0
+          ? [3, 0xa0, 0xbf]
+          : lead === 0xed
+            ? [3, 0x80, 0x9f]
+            : lead >= 0xe1 && lead <= 0xef
+              ? [3, 0x80, 0xbf]
+              : lead === 0xf0
+                ? [4, 0x90, 0xbf]
+                : lead >= 0xf1 && lead <= 0xf3
+                  ? [4, 0x80, 0xbf]
+                  : lead === 0xf4
+                    ? [4, 0x80, 0x8f]
+                    : [0, 0, 0];
+    if (length === 0) return i;
+    const second = bytes[i + 1];
+    if (second === undefined || second < low || second > high) return i;
+    for (let k = 2; k < length; k++) {
+      const next = bytes[i + k];
+      if (next === undefined || next < 0x80 || next > 0xbf) return i;
+    }
+    i += length;
+  }
+  return undefined;
+}
+
+/** A body that is not UTF-8, as the 400 that says where (its bytes are never repeated). */
+export function notUtf8(offset: number): DomainError {
+  return invalid(`The request body is not valid UTF-8: the byte at offset ${offset} (counting from 0) does not begin a character.`, [
+    { path: '', message: `is not valid UTF-8 at byte offset ${offset}` },
+  ]);
 }
 
 /** A request holding unacceptable text, as the 400 that names each place. */

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { notModified } from './conditional.ts';
 import { problem, sendProblem } from './problem.ts';
 
 // The web UI: the files Vite built into ui/dist, read once at start and served at / and /assets/*, outside the
@@ -67,9 +68,9 @@ The API under <a href="/docs">/v1</a> works without it.</p></body></html>
 /** Registers / and /assets/* from `dir` (ui/dist by default). A missing build gives a 503 page at /, never a crash. */
 export function registerUi(app: FastifyInstance, dir: string = UI_DIST): void {
   const files = existsSync(join(dir, 'index.html')) ? readTree(dir) : undefined;
-  const send = (reply: FastifyReply, file: UiFile, ifNoneMatch: string | undefined, cache: string) => {
+  const send = (reply: FastifyReply, file: UiFile, request: FastifyRequest, cache: string) => {
     securityHeaders(reply).header('cache-control', cache).header('etag', file.etag);
-    if (ifNoneMatch === file.etag) return reply.code(304).send();
+    if (notModified(request.headers, file.etag)) return reply.code(304).send();
     return reply.type(file.type).send(file.body);
   };
   const hide = { schema: { hide: true } };
@@ -79,7 +80,7 @@ export function registerUi(app: FastifyInstance, dir: string = UI_DIST): void {
     if (!index)
       return securityHeaders(reply).code(503).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(NOT_BUILT);
     // index.html names the hashed assets of this build: always revalidated, so a new build is picked up at once.
-    return send(reply, index, request.headers['if-none-match'], 'no-cache');
+    return send(reply, index, request, 'no-cache');
   });
 
   app.get<{ Params: { '*': string } }>('/assets/*', hide, async (request, reply) => {
@@ -88,6 +89,6 @@ export function registerUi(app: FastifyInstance, dir: string = UI_DIST): void {
       return sendProblem(securityHeaders(reply), problem('not-found', `There is no UI asset ${request.url.split('?')[0]}.`));
     }
     // Asset names carry a hash of their content: cached for a year, never revalidated.
-    return send(reply, file, request.headers['if-none-match'], 'public, max-age=31536000, immutable');
+    return send(reply, file, request, 'public, max-age=31536000, immutable');
   });
 }

@@ -6,8 +6,8 @@ import { trimName } from '../../domain/name.ts';
 import { Revision, RollbackInput } from '../../domain/revision.ts';
 import { Template, TemplateCreate, TemplateListItem, type TemplateRecord, TemplateUpdate } from '../../domain/template.ts';
 import { UsageReport } from '../../domain/usage.ts';
-import { etagOf, preconditionFrom } from '../plugins/conditional.ts';
-import { idempotencyOf, sendAnswer } from '../plugins/idempotency.ts';
+import { etagOf, ifMatchHeader, ifNoneMatchHeader, notModified, preconditionFrom } from '../plugins/conditional.ts';
+import { IDEMPOTENCY_KEY_MESSAGE, IDEMPOTENCY_KEY_PATTERN, idempotencyOf, sendAnswer } from '../plugins/idempotency.ts';
 import { FORBIDDEN_OR_QUOTA, problemResponses } from '../plugins/problem.ts';
 import {
   IdParam,
@@ -33,18 +33,19 @@ const oneTemplate = (description: string, headers: Record<string, unknown> = {})
   content: { 'application/json': { schema: Type.Ref(Template) } },
 });
 
-const IfMatch = Type.Object(
-  {
-    'if-match': Type.Optional(
-      Type.String({ description: 'Make the write conditional: the ETag of the revision it was based on (412 otherwise).' }),
-    ),
-  },
-  { additionalProperties: true },
-);
+/** The conditions a write to a template may carry. */
+const conditions = { 'if-match': ifMatchHeader, 'if-none-match': ifNoneMatchHeader(false) };
+const Conditions = Type.Object(conditions, { additionalProperties: true });
 const IdempotencyKey = {
   'idempotency-key': Type.Optional(
     Type.String({
-      description: 'Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422.',
+      minLength: 1,
+      maxLength: 255,
+      pattern: IDEMPOTENCY_KEY_PATTERN,
+      errorMessage: IDEMPOTENCY_KEY_MESSAGE,
+      description:
+        'Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets ' +
+        'a 422. 1 to 255 printable ASCII characters.',
     }),
   ),
 };
@@ -135,11 +136,23 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Returns the template if the caller can see it with the given flags; otherwise 404.',
       params,
       querystring: IncludeQuery,
-      response: { 200: oneTemplate('The template.'), ...problemResponses(400, 401, 404, 429, 503) },
+      headers: Type.Object({ 'if-none-match': ifNoneMatchHeader(true) }, { additionalProperties: true }),
+      response: {
+        200: oneTemplate('The template.'),
+        304: {
+          type: 'null',
+          description: 'Not modified: the template is still at a revision If-None-Match names.',
+          headers: { etag: responseHeader.etag },
+        },
+        ...problemResponses(400, 401, 404, 429, 503),
+      },
     },
     handler: async (request, reply) => {
       const view = await templates.get(request.caller, request.params.templateId, request.query);
-      return sendJson(reply.header('etag', etagOf(view)), view.json);
+      const etag = etagOf(view);
+      // Only a template the caller may see is compared: any other is a 404 whatever the header says.
+      if (notModified(request.headers, etag)) return reply.code(304).header('etag', etag).send();
+      return sendJson(reply.header('etag', etag), view.json);
     },
   });
 
@@ -165,7 +178,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'A partial update by the owner: absent fields keep their value. A change makes a new revision and starts a ' +
           'rolling release on the endpoint bound to the template; an update that changes nothing changes nothing.',
         params,
-        headers: IfMatch,
+        headers: Conditions,
         body: Type.Ref(TemplateUpdate),
         response: {
           200: oneTemplate('The template after the update.'),
@@ -173,7 +186,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
       handler: async (request, reply) => {
-        const precondition = preconditionFrom(request.headers['if-match']);
+        const precondition = preconditionFrom(request.headers);
         return sendTemplate(reply, await templates.update(request.caller, request.params.templateId, request.body, precondition));
       },
     });
@@ -186,11 +199,11 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Delete a template',
       description: 'Deletes a template of the caller, with its revisions. A template bound to an endpoint cannot be deleted (409).',
       params,
-      headers: IfMatch,
+      headers: Conditions,
       response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404, 409, 412, 429, 503) },
     },
     handler: async (request, reply) => {
-      const precondition = preconditionFrom(request.headers['if-match']);
+      const precondition = preconditionFrom(request.headers);
       await templates.delete(request.caller, request.params.templateId, precondition);
       return reply.code(204).send(null);
     },
@@ -230,7 +243,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'starts a rolling release like any change. Rolling back to content equal to the current one changes nothing. ' +
         'A revision no longer kept (older than the newest `REVISIONS_KEPT_PER_TEMPLATE`) is a 409 naming `/revision`.',
       params,
-      headers: Type.Object({ ...IfMatch.properties, ...IdempotencyKey }, { additionalProperties: true }),
+      headers: Type.Object({ ...conditions, ...IdempotencyKey }, { additionalProperties: true }),
       body: Type.Ref(RollbackInput),
       response: {
         200: oneTemplate('The template after the rollback; a retry with the same Idempotency-Key gets it again.', {
@@ -240,7 +253,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     handler: async (request, reply) => {
-      const precondition = preconditionFrom(request.headers['if-match']);
+      const precondition = preconditionFrom(request.headers);
       const { templateId } = request.params;
       const once = idempotencyOf(request, reply, outcome);
       return sendAnswer(reply, await templates.rollback(request.caller, templateId, request.body.revision, precondition, once), outcome);
@@ -276,14 +289,14 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'changes nothing. A tag that gives no verified image (no such tag, refused credentials, no linux/amd64 image, larger ' +
         'than the container disk) is a 409 saying why; an unreachable registry a 503. The owner only.',
       params,
-      headers: IfMatch,
+      headers: Conditions,
       response: {
         200: oneTemplate('The template, pinned to the digest its tag serves.'),
         ...problemResponses(400, 401, 403, 404, 409, 412, 429, 503),
       },
     },
     handler: async (request, reply) => {
-      const precondition = preconditionFrom(request.headers['if-match']);
+      const precondition = preconditionFrom(request.headers);
       return sendTemplate(reply, await imageChecks.repin(request.caller, request.params.templateId, precondition));
     },
   });
