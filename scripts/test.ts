@@ -16,8 +16,15 @@ const SLOW = [
   'test/secrets.test.ts',
   'test/server.test.ts',
   'test/shutdown.test.ts',
+  'test/npm-start.test.ts',
+  'test/upgrade.test.ts',
+  'test/deploy.test.ts',
   'test/postgres/processes.test.ts',
-  'test/transfer/{transfer,backup,import-indexes,files}.test.ts',
+  'test/releases/processes.test.ts',
+  'test/client/client.test.ts',
+  'test/store/file-modes.test.ts',
+  'test/reliability/{freshness,keys,logs,secret-values}.test.ts',
+  'test/transfer/{transfer,backup,import-indexes,files,move}.test.ts',
 ];
 const CHAOS = ['test/chaos/*.test.ts'];
 const FUZZ = ['test/reliability/fuzz.test.ts'];

@@ -165,13 +165,47 @@ export const ConfigSchema = Type.Object({
     "Image checks of one account's templates a minute (a burst of as many); 0 turns the bound off.",
   ),
   IMAGE_CHECK_POLL_MS: integer(1000, 10, 60_000, 'How often each process looks for due image checks.'),
+  DB_WAIT_SECONDS: integer(
+    60,
+    0,
+    86_400,
+    'How long a starting process waits for a database it cannot reach yet, retrying, before it exits 1; 0: it does not wait.',
+  ),
+  BOOTSTRAP_KEY_FILE: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'Where the first start writes the first platform key when stderr is not a terminal, or always when set (mode 0600, never overwritten): ' +
+        'by default beside a SQLite database (<file>.first-platform-key), else ./data/first-platform-key.',
+    }),
+  ),
 });
 export type Config = Static<typeof ConfigSchema>;
 
-export class ConfigError extends Error {}
+/** A setting that stops the start: its message names the setting, and what it may be. */
+export class ConfigError extends Error {
+  /** The settings at fault. */
+  readonly settings: string[];
+
+  constructor(message: string, settings: string[] = []) {
+    super(message);
+    this.settings = settings;
+  }
+}
 
 /** Settings whose value is never repeated in a message. */
 const SECRET_SETTINGS = new Set(['RELEASE_WEBHOOK_SECRET', 'SECRETS_KEY', 'SECRETS_KEY_PREVIOUS', 'METRICS_TOKEN']);
+
+type SettingSchema = { type?: string; minimum?: number; maximum?: number; anyOf?: { const?: unknown }[]; description?: string };
+
+/** What a setting may be, said from its schema: the values of a choice, the bounds of a number, or its description. */
+function allowed(name: string): string {
+  const schema = ConfigSchema.properties[name as keyof Config] as SettingSchema | undefined;
+  if (!schema) return 'is not valid';
+  if (schema.anyOf) return `must be one of ${schema.anyOf.map((choice) => String(choice.const)).join(', ')}`;
+  if (schema.type === 'integer') return `must be a whole number from ${schema.minimum} to ${schema.maximum}`;
+  return `is not valid: ${(schema.description ?? '').replace(/\.$/, '')}`;
+}
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const raw = Object.fromEntries(
@@ -179,19 +213,17 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   );
   // Value.Convert would read "1.5" as 1: a whole number is written as one.
   const notWhole = Object.entries(raw).flatMap(([name, value]) =>
-    ConfigSchema.properties[name as keyof Config].type === 'integer' && !/^\s*-?\d+\s*$/.test(String(value))
-      ? [{ path: `/${name}`, message: 'Expected integer' }]
-      : [],
+    ConfigSchema.properties[name as keyof Config].type === 'integer' && !/^\s*-?\d+\s*$/.test(String(value)) ? [`/${name}`] : [],
   );
   const shown = (name: string) => (SECRET_SETTINGS.has(name) ? name : `${name}=${JSON.stringify(env[name] ?? '')}`);
   const config = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, { ...raw }));
-  const errors = [...notWhole, ...Value.Errors(ConfigSchema, config)].filter(
-    (e, i, all) => all.findIndex((other) => other.path === e.path) === i,
-  );
-  if (errors.length > 0) throw new ConfigError(errors.map((e) => `${shown(e.path.slice(1))}: ${e.message}`).join('\n'));
+  const wrong = [...new Set([...notWhole, ...[...Value.Errors(ConfigSchema, config)].map((e) => e.path)])].map((path) => path.slice(1));
+  if (wrong.length > 0) throw new ConfigError(wrong.map((name) => `${shown(name)}: ${allowed(name)}`).join('\n'), wrong);
   const checked = config as Config;
   if (checked.RELEASE_WEBHOOK_URL && !checked.RELEASE_WEBHOOK_SECRET) {
-    throw new ConfigError('RELEASE_WEBHOOK_SECRET must be set when RELEASE_WEBHOOK_URL is: every webhook is signed.');
+    throw new ConfigError('RELEASE_WEBHOOK_SECRET must be set when RELEASE_WEBHOOK_URL is: every webhook is signed.', [
+      'RELEASE_WEBHOOK_SECRET',
+    ]);
   }
   if (checked.RELEASE_WEBHOOK_SECRET !== undefined) {
     try {
@@ -206,12 +238,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       try {
         parseKey(value, name);
       } catch (error) {
-        throw new ConfigError((error as Error).message);
+        throw new ConfigError((error as Error).message, [name]);
       }
     }
   }
   if (checked.SECRETS_KEY_PREVIOUS && !checked.SECRETS_KEY) {
-    throw new ConfigError('SECRETS_KEY_PREVIOUS is set without SECRETS_KEY: set the new key in SECRETS_KEY, and the old one here.');
+    throw new ConfigError('SECRETS_KEY_PREVIOUS is set without SECRETS_KEY: set the new key in SECRETS_KEY, and the old one here.', [
+      'SECRETS_KEY_PREVIOUS',
+    ]);
   }
   return checked;
 }

@@ -13,8 +13,16 @@ import { call, freePort, podplate, startServer } from './support/process.ts';
 
 const kid = (key: string) => keyIdOf(parseKey(key, 'test'));
 
-/** `podplate serve` expected to refuse to start: its exit code and stderr. */
-const refusedStart = async (env: Record<string, string>) => podplate(['serve'], { PORT: String(await freePort()), ...env });
+/**
+ * `podplate serve` expected to refuse to start: its exit code, and all it wrote (`stderr`: stdout and stderr). The
+ * refusal is one fatal line of its JSON log.
+ */
+const refusedStart = async (env: Record<string, string>) => {
+  const r = podplate(['serve'], { PORT: String(await freePort()), ...env });
+  const lines = r.stdout.split('\n').filter(Boolean);
+  assert.equal(lines.filter((line) => JSON.parse(line).level === 60).length, 1, `one fatal line: ${r.stdout}${r.stderr}`);
+  return { code: r.code, stderr: r.stdout + r.stderr };
+};
 
 async function sealedValues(url: string): Promise<string[]> {
   const raw = new Kysely<any>({ dialect: dialectFor(url).kysely });
@@ -190,7 +198,7 @@ forEachDialect('secrets keys of the processes', (dialect) => {
         let id: string;
         try {
           assert.match(
-            first.stderr(),
+            first.stdout(),
             /SECRETS_KEY is not set, so secrets are encrypted with a new key, kept in .*\.secrets-key \(mode 0600\)/,
           );
           assert.equal(statSync(file).mode & 0o777, 0o600);
@@ -201,7 +209,7 @@ forEachDialect('secrets keys of the processes', (dialect) => {
         }
         const second = await startServer(env);
         try {
-          assert.doesNotMatch(second.stderr(), /new key/);
+          assert.doesNotMatch(second.stdout(), /new key/);
           assert.equal((await call(second, ops, 'GET', `/v1/containerregistryauth/${id}/credentials`)).body.password, 'kept');
         } finally {
           await second.stop();

@@ -10,9 +10,9 @@ import { eventually, Receiver, SECRET } from './support/receiver.ts';
 // reset), the deliverer finishes its attempt, the database closes, and the process exits 0. SHUTDOWN_GRACE_SECONDS
 // bounds the wait.
 
-const keyOf = (server: ServerProcess) => /pp_[A-Za-z0-9_-]{43}/.exec(server.stderr())?.[0] as string;
+const keyOf = (server: ServerProcess) => server.firstKey() as string;
 
-/** The request ids the server logged as arriving: the requests it accepted. */
+/** The request ids the server logged as arriving (at LOG_LEVEL=debug): the requests it accepted. */
 const accepted = (server: ServerProcess) =>
   new Set(
     server
@@ -20,14 +20,14 @@ const accepted = (server: ServerProcess) =>
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line))
-      .filter((entry) => entry.msg === 'incoming request')
+      .filter((entry) => entry.msg === 'request received')
       .map((entry) => entry.reqId as string),
   );
 
 test('SIGTERM under load: every accepted request is answered 2xx, the rest were never accepted, exit 0', async () => {
   const db = await freshDatabase('sqlite');
   try {
-    const server = await startServer({ DATABASE_URL: db.url, RATE_LIMIT_PER_MINUTE: '0' });
+    const server = await startServer({ DATABASE_URL: db.url, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'debug' });
     const key = keyOf(server);
     const outcomes = new Map<string, number | string>();
     let signalled = 0;

@@ -4,7 +4,16 @@ import { parseArgs } from 'node:util';
 import { type Config, ConfigError, readConfig } from '../config.ts';
 import type { Role } from '../domain/account.ts';
 import { DomainError } from '../domain/errors.ts';
-import { installKeyFile, keyFileOf, openStore, secretsKeyring } from '../install.ts';
+import {
+  installKeyFile,
+  keyFileOf,
+  migrateInstall,
+  migrationReport,
+  NewerSchema,
+  openStore,
+  secretsKeyring,
+  stderrLog,
+} from '../install.ts';
 import { FileError, fileProblem, writePrivately } from '../private-files.ts';
 import { KeyFormatError, newKeyText } from '../sealing/keyring.ts';
 import { backupInstall } from '../transfer/backup.ts';
@@ -26,7 +35,8 @@ async function withPodplate<T>(work: (podplate: Podplate) => Promise<T>, withKey
   const keyring = withKeys ? secretsKeyring(config) : undefined;
   const store = openStore(config, 2);
   try {
-    await store.migrate();
+    // An admin command does not wait for a database it can't reach: it says so at once.
+    await migrateInstall(store, config, stderrLog, 0);
     return await work(new Podplate(store, { keyring }));
   } finally {
     await store.close();
@@ -48,8 +58,18 @@ async function keys(args: string[]): Promise<void> {
     parseArgs({ args: rest, options: {} });
     const rows = await withPodplate((podplate) => podplate.keys.list());
     const table = [
-      ['ID', 'ACCOUNT', 'ROLE', 'PREFIX', 'CREATED', 'REVOKED'],
-      ...rows.map((k) => [k.id, k.account, k.role, `${k.prefix}…`, k.createdAt, k.revokedAt ?? '-']),
+      ['ID', 'ACCOUNT', 'ROLE', 'PREFIX', 'CREATED', 'REVOKED', 'ACCESS', 'EXPIRES', 'LABEL'],
+      ...rows.map((k) => [
+        k.id,
+        k.account,
+        k.role,
+        `${k.prefix}…`,
+        k.createdAt,
+        k.revokedAt ?? '-',
+        k.access,
+        k.expiresAt ?? 'never',
+        k.label || '-',
+      ]),
     ];
     const widths = table[0]?.map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length))) ?? [];
     for (const row of table)
@@ -177,6 +197,66 @@ async function backupCommand(args: string[]): Promise<void> {
   }
 }
 
+/**
+ * `migrate [--status | --dry-run]`: bring the schema up to date (a SQLite file is backed up first, beside itself); or
+ * list applied and pending migrations; or say what would run. The last two change nothing.
+ */
+async function migrateCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { status: { type: 'boolean' }, 'dry-run': { type: 'boolean' } } });
+  if (values.status && values['dry-run']) throw new UsageError('migrate takes --status or --dry-run, not both');
+  if (!values.status && !values['dry-run']) {
+    await withPodplate(async () => undefined);
+    say('The database schema is up to date.');
+    return;
+  }
+  const config = readConfig();
+  const { applied, pending, latest, declared, backup } = await withStore((store) => migrationReport(store, config));
+  const newer = applied.filter((m) => !m.known);
+  const yesNo = (value: boolean | null | undefined) => (value === true ? 'yes' : value === false ? 'no' : '-');
+  if (values.status) {
+    const rows = [
+      ['MIGRATION', 'STATE', 'APPLIED', 'COMPATIBLE'],
+      ...applied.map((m) => [
+        m.name,
+        m.known ? 'applied' : 'newer',
+        m.appliedAt,
+        yesNo(m.known ? declared.get(m.name) : (m.compatible ?? false)),
+      ]),
+      ...pending.map((name) => [name, 'pending', '-', yesNo(declared.get(name))]),
+    ];
+    const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+    for (const row of rows)
+      process.stdout.write(
+        `${row
+          .map((c, i) => c.padEnd(widths[i] ?? 0))
+          .join('  ')
+          .trimEnd()}\n`,
+      );
+    say(
+      `${applied.length - newer.length} applied, ${pending.length} pending (this version knows up to ${latest})` +
+        (newer.length > 0 ? `; ${newer.length} of a newer version` : '') +
+        '. COMPATIBLE: whether processes of the version before may serve beside it, as recorded.',
+    );
+    return;
+  }
+  if (newer.length > 0) {
+    const refused = newer.filter((m) => m.compatible !== true);
+    if (refused.length > 0 || pending.length > 0) throw new NewerSchema(newer, refused, pending, latest);
+    say(
+      `Nothing would run: the database has migrations of a newer version (${newer.map((m) => m.name).join(', ')}), recorded as compatible.`,
+    );
+    return;
+  }
+  if (pending.length === 0) {
+    say('The database schema is up to date: nothing would run.');
+    return;
+  }
+  say(`Would apply ${pending.length} migration${pending.length === 1 ? '' : 's'}: ${pending.join(', ')}.`);
+  for (const name of pending)
+    if (declared.get(name) === false) say(`  ${name}: processes of the version before may not serve beside it: stop them first.`);
+  if (backup) say(`It would back up the database to ${backup} first.`);
+}
+
 export type AdminCommand = 'serve' | 'migrate' | 'keys' | 'secrets' | 'export' | 'import' | 'backup';
 
 /** Runs an admin command; a bad setting, a refused operation or a failed key operation is exit 1. */
@@ -184,10 +264,8 @@ export async function admin(command: AdminCommand, args: string[]): Promise<numb
   try {
     // The server's code (Fastify, the routes) is loaded for serve alone.
     if (command === 'serve') await (await import('../server.ts')).serve();
-    else if (command === 'migrate') {
-      await withPodplate(async () => undefined);
-      process.stderr.write('The database schema is up to date.\n');
-    } else if (command === 'secrets') await secrets(args);
+    else if (command === 'migrate') await migrateCommand(args);
+    else if (command === 'secrets') await secrets(args);
     else if (command === 'export') await exportCommand(args);
     else if (command === 'import') await importCommand(args);
     else if (command === 'backup') await backupCommand(args);
@@ -205,7 +283,8 @@ export async function admin(command: AdminCommand, args: string[]): Promise<numb
       error instanceof OperationRefused ||
       error instanceof SealingKeyMismatch ||
       error instanceof FileError ||
-      error instanceof KeyFormatError
+      error instanceof KeyFormatError ||
+      error instanceof NewerSchema
     ) {
       process.stderr.write(`podplate: ${error.message}\n`);
       return 1;

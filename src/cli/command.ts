@@ -105,12 +105,12 @@ export function givenOptions(command: Command): Set<string> {
  * A delete goes ahead with --yes; without it, a terminal is asked, and anything else refused (a script must say
  * --yes, so that a pipeline can't delete by accident).
  */
-export async function confirm(yes: boolean | undefined, what: string): Promise<boolean> {
+export async function confirm(yes: boolean | undefined, what: string, verb = 'delete'): Promise<boolean> {
   if (yes) return true;
-  if (!process.stdin.isTTY || !process.stderr.isTTY) throw new UsageError(`add --yes to delete ${what} (stdin is not a terminal to ask)`);
+  if (!process.stdin.isTTY || !process.stderr.isTTY) throw new UsageError(`add --yes to ${verb} ${what} (stdin is not a terminal to ask)`);
   const prompt = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    const answer = await prompt.question(`Delete ${what}? [y/N] `);
+    const answer = await prompt.question(`${verb[0]?.toUpperCase()}${verb.slice(1)} ${what}? [y/N] `);
     return /^y(es)?$/i.test(answer.trim());
   } finally {
     prompt.close();

@@ -2,6 +2,7 @@ import { Argument, Command, CommanderError } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import { PodplateConnectionError, PodplateProblem } from '../client/index.ts';
 import { FileError } from '../private-files.ts';
+import { accountCommands } from './accounts.ts';
 import { UsageError } from './command.ts';
 import { completionScript, SHELLS, type Shell } from './completion.ts';
 import { LoginError } from './config.ts';
@@ -18,8 +19,9 @@ import { templateCommands } from './templates.ts';
 
 const ADMIN: Record<string, string> = {
   serve: 'Serve the API (as npm start does)',
-  migrate: 'Bring the database schema up to date',
-  keys: 'keys create --user <name> [--role platform] (prints the key alone on stdout) | keys list | keys revoke <key-id>',
+  migrate:
+    'Bring the database schema up to date (a SQLite file is backed up first); --status lists applied and pending migrations, --dry-run says what would run',
+  keys: 'keys create --user <name> [--role platform] (prints the key alone on stdout) | keys list | keys revoke <key-id>; on the database (over the API: podplate accounts keys)',
   export: 'export [--output FILE]: write the whole install as NDJSON (stdout by default), while it serves',
   import: 'import [--input FILE]: read an export (stdin by default) into an empty database',
   backup: 'backup FILE: copy a SQLite install to FILE while it serves (PostgreSQL: pg_dump)',
@@ -73,6 +75,7 @@ export function program(): Command {
   releaseCommands(root);
   registryAuthCommands(root);
   secretCommands(root);
+  accountCommands(root);
   root
     .command('completion')
     .description('Print a completion script: bash, zsh or fish.')

@@ -15,6 +15,11 @@ export type Endpoint = Schemas['Endpoint'];
 export type EndpointCreate = Schemas['EndpointCreateInput'];
 export type EndpointUpdate = Schemas['EndpointUpdateInput'];
 export type Me = Schemas['Me'];
+export type Account = Schemas['Account'];
+export type AccountCreate = Schemas['AccountCreateInput'];
+export type ApiKey = Schemas['ApiKey'];
+export type ApiKeyCreate = Schemas['ApiKeyCreateInput'];
+export type CreatedApiKey = Schemas['CreatedApiKey'];
 export type Release = Schemas['Release'];
 export type ReleaseProgress = Schemas['ReleaseProgress'];
 export type RegistryAuth = Schemas['ContainerRegistryAuth'];
@@ -255,6 +260,18 @@ export function createPodplateClient(options: ClientOptions) {
     /** Platform keys only: the template as `account` launches it, its secret references resolved. */
     resolveTemplate: async (templateId: string, account: string) =>
       unwrap(await api.POST('/v1/templates/{templateId}/resolve', { body: { account }, params: id('templateId', templateId) })),
+
+    /** Platform keys only: a new account (`role` `user` by default), to give keys with `createApiKey`. */
+    createAccount: async (body: AccountCreate) => unwrap(await api.POST('/v1/accounts', { body })),
+    /** A new key of `account` (a user key: its own account only); its `key` is shown in this answer only. */
+    createApiKey: async (account: string, body: ApiKeyCreate = {}) =>
+      unwrap(await api.POST('/v1/accounts/{account}/keys', { body, params: { path: { account } } })),
+    /** The keys of `account` that are not revoked, never the keys themselves. */
+    listApiKeys: async (account: string) => unwrap(await api.GET('/v1/accounts/{account}/keys', { params: { path: { account } } })),
+    /** Revokes a key of `account`: refused by every process from then on. */
+    revokeApiKey: async (account: string, keyId: string) => {
+      unwrap(await api.DELETE('/v1/accounts/{account}/keys/{keyId}', { params: { path: { account, keyId } } }));
+    },
 
     reportReleaseProgress: async (endpointId: string, releaseId: string, body: ReleaseProgress) =>
       unwrap(

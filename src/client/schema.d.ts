@@ -61,6 +61,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an account (platform keys)
+         * @description Makes an account, `user` by default, to give it keys with `POST /v1/accounts/{account}/keys`. Platform keys only (403 otherwise). A name taken is a 409.
+         */
+        post: operations["CreateAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an account’s API keys
+         * @description The account’s keys that are not revoked (expired ones included), oldest first: their ids, labels, access, expiry and when each was last used (to the minute), never the keys. A user key lists its own account’s; another account is a 404.
+         */
+        get: operations["ListApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Makes a key for the account: a platform key for any account, a user key for its own (another account is a 404), never with more access than its own, nor expiring later than its own. The key is in this answer and never again: only its SHA-256 digest is kept. A `read` key may read and make no change.
+         */
+        post: operations["CreateApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account}/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes the key: every process refuses it from then on (within a second). A user key revokes its own account’s keys (itself included); a key that is not the account’s, or already revoked, is a 404.
+         */
+        delete: operations["RevokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/containerregistryauth": {
         parameters: {
             query?: never;
@@ -481,6 +545,67 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** Account */
+        Account: {
+            /**
+             * Format: date-time
+             * @description When the account was made.
+             */
+            createdAt: string;
+            /** @description The account’s name. */
+            name: string;
+            /** @description `user`, or `platform`: the platform’s own account, whose templates are official and which provisions the others. */
+            role: "user" | "platform";
+        };
+        /** AccountCreateInput */
+        AccountCreateInput: {
+            /**
+             * @description The account's name, unique: account names are 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit.
+             * @example alice
+             */
+            name: string;
+            /**
+             * @description `user`, or `platform`: the platform’s own account, whose templates are official and which provisions the others.
+             * @default user
+             */
+            role?: "user" | "platform";
+        };
+        /** ApiKey */
+        ApiKey: {
+            /** @description `read-write`: everything the account’s role allows; `read`: reads only, every write is a 403. */
+            access: "read-write" | "read";
+            /**
+             * Format: date-time
+             * @description When the key was made.
+             */
+            createdAt: string;
+            /** @description When the key stops working; `null`: never. */
+            expiresAt: string | null;
+            /** @description The key’s id, to revoke it by (`key_…`): not the key. */
+            id: string;
+            /** @description What the key is for. */
+            label: string;
+            /** @description When the key was last used, to the minute; `null`: never. */
+            lastUsedAt: string | null;
+        };
+        /** ApiKeyCreateInput */
+        ApiKeyCreateInput: {
+            /**
+             * @description `read-write`: everything the account’s role allows; `read`: reads only, every write is a 403.
+             * @default read-write
+             */
+            access?: "read-write" | "read";
+            /**
+             * Format: date-time
+             * @description When the key stops working (ISO 8601, in the future); absent, it does not expire — unless the caller’s own key expires, whose expiry is then the latest a key it makes may have.
+             */
+            expiresAt?: string;
+            /**
+             * @description What the key is for, to tell keys apart (`""` by default).
+             * @example ci
+             */
+            label?: string;
+        };
         /**
          * ContainerRegistryAuth
          * @description Credentials for a container registry, as shown to their owner: never the password.
@@ -518,6 +643,24 @@ export interface components {
         ContainerRegistryAuthCredentials: {
             password: string;
             username: string;
+        };
+        /** CreatedApiKey */
+        CreatedApiKey: {
+            /** @description `read-write`: everything the account’s role allows; `read`: reads only, every write is a 403. */
+            access: "read-write" | "read";
+            /**
+             * Format: date-time
+             * @description When the key was made.
+             */
+            createdAt: string;
+            /** @description When the key stops working; `null`: never. */
+            expiresAt: string | null;
+            /** @description The key’s id, to revoke it by (`key_…`): not the key. */
+            id: string;
+            /** @description The key (`pp_…`): shown in this answer only, never again. */
+            key: string;
+            /** @description What the key is for. */
+            label: string;
         };
         /** Endpoint */
         Endpoint: {
@@ -588,11 +731,15 @@ export interface components {
             accountName: string;
             /** @description Whether the key is a platform key: its templates are official. */
             isPlatform: boolean;
+            /** @description `read-write`: everything the account’s role allows; `read`: reads only, every write is a 403. */
+            keyAccess: "read-write" | "read";
             /**
              * Format: date-time
              * @description When the key was made.
              */
             keyCreatedAt: string;
+            /** @description When the key stops working; `null`: never. */
+            keyExpiresAt: string | null;
             /** @description The id of the API key the request used (as revisions record it). */
             keyId: string;
             /** @description The first characters of the key, to tell keys apart. */
@@ -1416,6 +1563,372 @@ export interface operations {
             };
         };
     };
+    CreateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountCreateInput"];
+            };
+        };
+        responses: {
+            /** @description The new account. */
+            201: {
+                headers: {
+                    /** @description Where its keys are: `/v1/accounts/{account}/keys`. */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    ListApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account’s name. */
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"][];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    CreateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account’s name. */
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreateInput"];
+            };
+        };
+        responses: {
+            /** @description The new key, shown this once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    RevokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account’s name. */
+                account: string;
+                /** @description ID of the API key. */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    /** @description How to authenticate: `Bearer realm="podplate"`. */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     ListContainerRegistryAuths: {
         parameters: {
             query?: {
@@ -1531,7 +2044,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden, or a quota exceeded (the problem type says which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1698,6 +2211,15 @@ export interface operations {
                 headers: {
                     /** @description How to authenticate: `Bearer realm="podplate"`. */
                     "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2117,6 +2639,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not found */
             404: {
                 headers: {
@@ -2189,6 +2720,15 @@ export interface operations {
                 headers: {
                     /** @description How to authenticate: `Bearer realm="podplate"`. */
                     "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2646,7 +3186,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Quota exceeded */
+            /** @description Forbidden, or a quota exceeded (the problem type says which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2733,6 +3273,15 @@ export interface operations {
                 headers: {
                     /** @description How to authenticate: `Bearer realm="podplate"`. */
                     "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,4 +1,4 @@
-import type { Role } from './account.ts';
+import type { Access, Role } from './account.ts';
 
 // Who sees which template (docs/api.md, "What a caller sees"). One rule, applied to a single
 // template here and translated to SQL by the store for lists.
@@ -8,6 +8,8 @@ export interface Caller {
   role: Role;
   /** The API key the caller used: recorded with every revision it makes. */
   keyId: string;
+  /** What the key may do: a `read` key makes no change (every write is a 403). */
+  access: Access;
 }
 
 export interface IncludeFlags {

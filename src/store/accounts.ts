@@ -1,5 +1,13 @@
 import { sql } from 'kysely';
-import { type AccountRecord, type ApiKeyInfo, type ApiKeyRecord, type Principal, type Role, roleMismatch } from '../domain/account.ts';
+import {
+  type Access,
+  type AccountRecord,
+  type ApiKeyInfo,
+  type ApiKeyRecord,
+  type Principal,
+  type Role,
+  roleMismatch,
+} from '../domain/account.ts';
 import { fold } from '../domain/name.ts';
 import type { AccountUsage } from '../domain/quota.ts';
 import { type Core, Statement } from './core.ts';
@@ -17,14 +25,26 @@ const FIND_PRINCIPAL = new Statement((db, digest: string) =>
       'accounts.role as role',
       'api_keys.digest as digest',
       'api_keys.revoked_at as revokedAt',
+      'api_keys.access as access',
+      'api_keys.expires_at as expiresAt',
     ])
     .where('api_keys.digest', '=', digest),
 );
 
+/** A key of an account, as the account's list shows it. */
+export interface AccountKey {
+  id: string;
+  label: string;
+  access: Access;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
 /** What the root store may do with accounts: read. Writes are a transaction's (store.ts). */
 export type AccountReads = Pick<
   AccountRepository,
-  'nameOf' | 'findPrincipal' | 'listKeys' | 'findKey' | 'usage' | 'findByName' | 'countKeys'
+  'nameOf' | 'findPrincipal' | 'listKeys' | 'findKey' | 'usage' | 'findByName' | 'countKeys' | 'keysOf'
 >;
 
 export class AccountRepository {
@@ -47,6 +67,17 @@ export class AccountRepository {
     return row;
   }
 
+  /** Makes the account; false when one of that name (compared as names are: `fold`) exists already. */
+  async insert(account: AccountRecord): Promise<boolean> {
+    const made = await this.core.db
+      .insertInto('accounts')
+      .values({ id: account.id, name: account.name, name_key: fold(account.name), role: account.role, created_at: account.createdAt })
+      .onConflict((oc) => oc.column('name_key').doNothing())
+      .returning('id')
+      .execute();
+    return made.length > 0;
+  }
+
   /** The name of account `id` (account names never change). */
   async nameOf(id: string): Promise<string | undefined> {
     const row = await this.core.db.selectFrom('accounts').select('name').where('id', '=', id).executeTakeFirst();
@@ -56,7 +87,16 @@ export class AccountRepository {
   async insertKey(key: ApiKeyRecord): Promise<void> {
     await this.core.db
       .insertInto('api_keys')
-      .values({ id: key.id, account_id: key.accountId, digest: key.digest, prefix: key.prefix, created_at: key.createdAt })
+      .values({
+        id: key.id,
+        account_id: key.accountId,
+        digest: key.digest,
+        prefix: key.prefix,
+        created_at: key.createdAt,
+        label: key.label,
+        access: key.access,
+        expires_at: key.expiresAt,
+      })
       .execute();
   }
 
@@ -82,7 +122,30 @@ export class AccountRepository {
         'api_keys.prefix as prefix',
         'api_keys.created_at as createdAt',
         'api_keys.revoked_at as revokedAt',
+        'api_keys.label as label',
+        'api_keys.access as access',
+        'api_keys.expires_at as expiresAt',
       ])
+      .orderBy('api_keys.created_at')
+      .orderBy('api_keys.id')
+      .execute();
+  }
+
+  /** The account's keys that are not revoked, oldest first, with when each was last used. */
+  async keysOf(accountId: string): Promise<AccountKey[]> {
+    return this.core.db
+      .selectFrom('api_keys')
+      .leftJoin('api_key_uses', 'api_key_uses.key_id', 'api_keys.id')
+      .select([
+        'api_keys.id as id',
+        'api_keys.label as label',
+        'api_keys.access as access',
+        'api_keys.created_at as createdAt',
+        'api_keys.expires_at as expiresAt',
+        'api_key_uses.last_used_at as lastUsedAt',
+      ])
+      .where('api_keys.account_id', '=', accountId)
+      .where('api_keys.revoked_at', 'is', null)
       .orderBy('api_keys.created_at')
       .orderBy('api_keys.id')
       .execute();
@@ -101,20 +164,22 @@ export class AccountRepository {
         'api_keys.prefix as prefix',
         'api_keys.created_at as createdAt',
         'api_keys.revoked_at as revokedAt',
+        'api_keys.label as label',
+        'api_keys.access as access',
+        'api_keys.expires_at as expiresAt',
       ])
       .where('api_keys.id', '=', id)
       .executeTakeFirst();
   }
 
-  /** Revokes a key that is not revoked yet; false when there is no such active key. */
-  async revokeKey(id: string, at: string): Promise<boolean> {
-    const revoked = await this.core.db
-      .updateTable('api_keys')
-      .set({ revoked_at: at })
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .returning('digest')
-      .execute();
+  /**
+   * Revokes a key that is not revoked yet (of account `accountId` only, when given); false when there is no such
+   * active key. The key's row changes, so every process's read cache forgets it (change-names.ts).
+   */
+  async revokeKey(id: string, at: string, accountId?: string): Promise<boolean> {
+    let query = this.core.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null);
+    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+    const revoked = await query.returning('digest').execute();
     return revoked.length > 0;
   }
 
@@ -128,6 +193,16 @@ export class AccountRepository {
     if (!this.core.locksRows) return;
     await sql`insert into account_usage (account_id) values (${accountId}) on conflict (account_id) do nothing`.execute(this.core.db);
     await this.core.db.selectFrom('account_usage').select('account_id').where('account_id', '=', accountId).forUpdate().execute();
+  }
+
+  /** Notes that keys were used at `at`: the time moves forward only. */
+  async noteUses(keyIds: string[], at: string): Promise<void> {
+    if (keyIds.length === 0) return;
+    await this.core.db
+      .insertInto('api_key_uses')
+      .values(keyIds.map((key_id) => ({ key_id, last_used_at: at })))
+      .onConflict((oc) => oc.column('key_id').doUpdateSet({ last_used_at: at }).where('api_key_uses.last_used_at', '<', at))
+      .execute();
   }
 
   /** What the account holds, as the database's triggers keep it (migration 0005). */
@@ -148,8 +223,12 @@ export class AccountRepository {
   }
 
   /** The account named `name` (compared as names are: `fold`), as `podplate keys create --user` named it. */
-  async findByName(name: string): Promise<{ id: string; role: Role } | undefined> {
-    return this.core.db.selectFrom('accounts').select(['id', 'role']).where('name_key', '=', fold(name)).executeTakeFirst();
+  async findByName(name: string): Promise<{ id: string; role: Role; createdAt: string } | undefined> {
+    return this.core.db
+      .selectFrom('accounts')
+      .select(['id', 'role', 'created_at as createdAt'])
+      .where('name_key', '=', fold(name))
+      .executeTakeFirst();
   }
 
   /**

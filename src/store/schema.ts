@@ -19,6 +19,15 @@ export interface ApiKeysTable {
   prefix: string;
   created_at: string;
   revoked_at: string | null;
+  label: string;
+  access: 'read-write' | 'read';
+  expires_at: string | null;
+}
+
+/** When each key was last used (migration 0023), apart from the key's row so that noting it changes no cached row. */
+export interface ApiKeyUsesTable {
+  key_id: string;
+  last_used_at: string;
 }
 
 export interface TemplatesTable {
@@ -224,6 +233,7 @@ export interface SecretKeyCheckTable {
 export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
+  api_key_uses: ApiKeyUsesTable;
   templates: TemplatesTable;
   endpoints: EndpointsTable;
   template_revisions: TemplateRevisionsTable;

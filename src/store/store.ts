@@ -8,7 +8,7 @@ import type { PoolFigures, SqlDialect } from './dialect.ts';
 import { type DumpReader, type DumpWriter, heldTables, readSnapshot, writeRestore } from './dump/dump.ts';
 import { type EndpointReads, EndpointRepository } from './endpoints.ts';
 import { type IdempotencyReads, IdempotencyRepository } from './idempotency.ts';
-import { migrations } from './migrations/index.ts';
+import { COMPATIBILITY_RECORD, declared, KYSELY_MIGRATIONS, migrations } from './migrations/index.ts';
 import { type OutboxReads, OutboxRepository } from './outbox.ts';
 import { type RateBucketReads, RateBucketRepository } from './rate-buckets.ts';
 import { type RegistryAuthReads, RegistryAuthRepository } from './registry-auths.ts';
@@ -82,6 +82,45 @@ export class Transaction extends Repositories {
 class RootRepositories extends Repositories {
   constructor(core: Core) {
     super(core);
+  }
+}
+
+/** A migration the database has had, and what it recorded. */
+export interface AppliedMigration {
+  name: string;
+  appliedAt: string;
+  /** This version knows it (false: a newer version ran it). */
+  known: boolean;
+  /** Whether processes of the version before it may serve beside it, as recorded when it ran (null: ran before records). */
+  compatible: boolean | null;
+}
+
+export interface MigrationState {
+  applied: AppliedMigration[];
+  /** This version's migrations the database has not had, in order. */
+  pending: string[];
+}
+
+/**
+ * The database holds migrations of a newer version that are not all recorded as compatible with older processes: this
+ * process may not serve it, nor migrate it.
+ */
+export class NewerSchema extends Error {
+  readonly newer: AppliedMigration[];
+  readonly refused: AppliedMigration[];
+
+  constructor(newer: AppliedMigration[], refused: AppliedMigration[], pending: string[], latest: string) {
+    const names = (ms: AppliedMigration[]) => ms.map((m) => m.name).join(', ');
+    super(
+      refused.length > 0
+        ? `the database was migrated by a newer version of Podplate (${names(newer)}; this version knows up to ${latest}), and ` +
+            `${names(refused)} ${refused.length === 1 ? 'is' : 'are'} not recorded as safe for older processes to serve beside: run the ` +
+            'newer version, or restore the backup taken before the upgrade to come back to this one (docs/operations.md#upgrading)'
+        : `the database has migrations of a newer version (${names(newer)}) but lacks this version's ${pending.join(', ')}: run the newer version`,
+    );
+    this.name = 'NewerSchema';
+    this.newer = newer;
+    this.refused = refused;
   }
 }
 
@@ -245,9 +284,7 @@ export class Store implements Reads {
 
   /** The migrations this database has not had yet (all of them for an empty one). */
   async pendingMigrations(): Promise<string[]> {
-    assertOutside(this.identity, 'Migrations were listed');
-    const all = await this.migrator(await this.schema()).getMigrations();
-    return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+    return (await this.migrationState()).pending;
   }
 
   /** The latest migration this version of Podplate knows. */
@@ -255,14 +292,86 @@ export class Store implements Reads {
     return Object.keys(migrations(this.dialect)).at(-1) as string;
   }
 
-  async migrate(): Promise<void> {
+  /**
+   * Which migrations the database has had (with what each recorded: whether processes of the version before it may
+   * serve beside it), which of this version's it has not, and which it has that this version does not know (a newer
+   * version ran them). Changes nothing.
+   */
+  async migrationState(): Promise<MigrationState> {
+    assertOutside(this.identity, 'Migrations were listed');
+    const known = declared();
+    const ran = (await this.hasTable(KYSELY_MIGRATIONS))
+      ? (
+          await sql<{ name: string; timestamp: string | Date }>`select name, timestamp from ${sql.table(KYSELY_MIGRATIONS)}`.execute(
+            this.kysely,
+          )
+        ).rows
+      : [];
+    const records = (await this.hasTable(COMPATIBILITY_RECORD))
+      ? new Map(
+          (
+            await sql<{ name: string; compatible: number }>`select name, compatible from ${sql.table(COMPATIBILITY_RECORD)}`.execute(
+              this.kysely,
+            )
+          ).rows.map((r) => [r.name, Number(r.compatible) === 1]),
+        )
+      : new Map<string, boolean>();
+    const applied = ran
+      .map((row) => ({
+        name: row.name,
+        appliedAt: new Date(row.timestamp).toISOString(),
+        known: known.has(row.name),
+        compatible: records.get(row.name) ?? null,
+      }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    const done = new Set(applied.map((m) => m.name));
+    return { applied, pending: [...known.keys()].filter((name) => !done.has(name)) };
+  }
+
+  private async hasTable(name: string): Promise<boolean> {
+    const found =
+      this.dialect.name === 'sqlite'
+        ? await sql`select 1 from sqlite_master where type = 'table' and name = ${name}`.execute(this.kysely)
+        : await sql`select 1 where to_regclass(${name}) is not null`.execute(this.kysely);
+    return found.rows.length > 0;
+  }
+
+  /**
+   * Brings the schema up to date. A database a newer version has migrated (migrations this version does not know) is
+   * served as it is when every one of them is recorded as compatible with the version before, and refused
+   * (`NewerSchema`) otherwise. Says what it found.
+   */
+  async migrate(): Promise<MigrationState> {
     assertOutside(this.identity, 'Migrations were run');
-    // On PostgreSQL, the migration bookkeeping lives in the schema the service uses (its search_path), so that
-    // installs in other schemas of the same database never count as this one's.
-    const { error } = await this.migrator(await this.schema()).migrateToLatest();
-    if (error) throw error;
+    const state = await this.migrationState();
+    const newer = state.applied.filter((m) => !m.known);
+    if (newer.length > 0) {
+      const refused = newer.filter((m) => m.compatible !== true);
+      if (refused.length > 0 || state.pending.length > 0) throw new NewerSchema(newer, refused, state.pending, this.latestMigration());
+      // Nothing is written: not even the stored representations, which a newer version's rows may hold differently.
+      return state;
+    }
+    if (state.pending.length > 0) await this.migrateToLatest();
     // A migration that changes the representation clears it: build what is missing, a batch per transaction.
     while (await this.transaction((tx) => tx.templates.buildMissingBodies(1000)));
+    return state;
+  }
+
+  /**
+   * Runs the pending migrations. On PostgreSQL, the migration bookkeeping lives in the schema the service uses (its
+   * search_path), so that installs in other schemas of the same database never count as this one's. Kysely's migrator
+   * looks for its tables across every schema of the database: one dropped meanwhile (another install's, a test's) fails
+   * that look with "schema … does not exist", naming that schema; it is looked at again, a few times.
+   */
+  private async migrateToLatest(): Promise<void> {
+    const schema = await this.schema();
+    for (let attempt = 1; ; attempt++) {
+      const { error } = await this.migrator(schema).migrateToLatest();
+      if (!error) return;
+      const otherSchemaDropped =
+        (error as { code?: string }).code === '3F000' && schema !== undefined && !String((error as Error).message).includes(`"${schema}"`);
+      if (!otherSchemaDropped || attempt === 5) throw error;
+    }
   }
 
   private async schema(): Promise<string | undefined> {

@@ -47,7 +47,11 @@ class LineWriter {
 
 /** Writes the install to `output`; the schema must be up to date (an export is of one known format). */
 export async function exportInstall(store: Store, output: Writable, progress: Progress): Promise<TransferSummary> {
-  const pending = await store.pendingMigrations();
+  const { applied, pending } = await store.migrationState();
+  const newer = applied.filter((m) => !m.known).map((m) => m.name);
+  if (newer.length > 0) {
+    throw new OperationRefused(`the database was migrated by a newer version (${newer.join(', ')}): export it with that version`);
+  }
   if (pending.length > 0) {
     throw new OperationRefused(
       `the database's schema is not up to date (${pending.length} migration(s) to run, the next ${pending[0]}): run podplate migrate first`,

@@ -3,6 +3,7 @@ import { type HistoryBounds, KEEP_ALL } from '../domain/revision.ts';
 import { Releases } from '../releases/releases.ts';
 import type { Keyring } from '../sealing/keyring.ts';
 import type { DatabaseFigures, Store } from '../store/store.ts';
+import { Accounts } from './accounts.ts';
 import { Endpoints } from './endpoints.ts';
 import { Housekeeping } from './housekeeping.ts';
 import { IMAGE_CHECKS_OFF, type ImageCheckOptions, ImageChecks } from './image-checks.ts';
@@ -44,6 +45,8 @@ export class Podplate {
   readonly endpoints: Endpoints;
   readonly releases: Releases;
   readonly keys: Keys;
+  /** Accounts, provisioned over the API by platform keys. */
+  readonly accounts: Accounts;
   /** Token buckets: this process's own, or shared by every process of the install (see limits.ts). */
   readonly limits: Limits;
   readonly registryAuths: RegistryAuths;
@@ -66,6 +69,7 @@ export class Podplate {
     this.releases = new Releases(store);
     this.limits = new Limits(store.shared ? (...take) => store.transaction((tx) => tx.rateBuckets.take(...take)) : undefined);
     this.keys = new Keys(store, this.limits, options.authFailuresPerMinute ?? 0);
+    this.accounts = new Accounts(store);
     const keyring = () => {
       if (!options.keyring) throw new Error('This Podplate was made without the keys that seal secrets (PodplateOptions.keyring).');
       return options.keyring;

@@ -81,7 +81,7 @@ export class Secrets {
         { path: '/account', message: 'is not the name of an account' },
       ]);
     }
-    const launcher = { accountId: account.id, role: account.role, keyId: '' };
+    const launcher: Caller = { accountId: account.id, role: account.role, keyId: '', access: 'read' };
     const record = await this.store.templates.find(templateId);
     if (!record || !isVisible(widestVisibility(launcher), { ...record, bound: record.endpointId !== null })) throw notFound('template');
     if (revision !== undefined && record.revision !== revision) {

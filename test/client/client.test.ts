@@ -10,10 +10,12 @@ forEachDialect('the typed client (imported as podplate/client)', (dialect) => {
   let db: Database;
   let server: ServerProcess;
   let apiKey: string;
+  let platformKey: string;
   before(async () => {
     db = await freshDatabase(dialect);
     const env = { DATABASE_URL: db.url };
     apiKey = podplate(['keys', 'create', '--user', 'alice'], env).stdout.trim();
+    platformKey = podplate(['keys', 'create', '--user', 'ops', '--role', 'platform'], env).stdout.trim();
     server = await startServer(env);
   });
   after(async () => {
@@ -64,6 +66,28 @@ forEachDialect('the typed client (imported as podplate/client)', (dialect) => {
     const unauthenticated = await toArray(createPodplateClient({ url: server.url, apiKey: 'pp_nope' }).listTemplates()).catch((e) => e);
     assert.ok(unauthenticated instanceof PodplateProblem);
     assert.equal(unauthenticated.status, 401);
+  });
+
+  test('a platform key provisions an account and a read-only key; the user lists and revokes it', async () => {
+    const platform = createPodplateClient({ url: server.url, apiKey: platformKey });
+    const account = await platform.createAccount({ name: 'bea' });
+    assert.equal(account.role, 'user');
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const made = await platform.createApiKey('bea', { label: 'dashboard', access: 'read', expiresAt });
+    assert.deepEqual([made.access, made.expiresAt, made.label], ['read', expiresAt, 'dashboard']);
+    const bea = createPodplateClient({ url: server.url, apiKey: made.key });
+    assert.equal((await bea.me()).keyAccess, 'read');
+    const listed = await bea.listApiKeys('bea');
+    assert.deepEqual(
+      listed.map((k) => k.id),
+      [made.id],
+    );
+    const refused = await bea.createTemplate({ name: 'nope', imageName: image }).catch((e) => e);
+    assert.ok(refused instanceof PodplateProblem);
+    assert.equal(refused.status, 403);
+    await platform.revokeApiKey('bea', made.id);
+    const revoked = await bea.me().catch((e) => e);
+    assert.equal(revoked.status, 401);
   });
 
   test('listTemplates follows Link pages to the end', async () => {

@@ -174,7 +174,7 @@ test('visibilityFor sets a flag only when it is exactly true, and a platform key
 
 test('the widest visibility is every flag set, for the caller itself, whatever its role', () => {
   for (const role of ['user', 'platform'] as const) {
-    const caller = { accountId: CALLER[role], role, keyId: 'key_1' };
+    const caller = { accountId: CALLER[role], role, keyId: 'key_1', access: 'read-write' as const };
     const widest = widestVisibility(caller);
     assert.deepEqual(widest, { ownerId: CALLER[role], bound: true, public: true, platform: true, platformKey: role === 'platform' });
     assert.deepEqual(
@@ -186,7 +186,7 @@ test('the widest visibility is every flag set, for the caller itself, whatever i
 
 test("the widest visibility shows every kind of template but another account's private one", () => {
   for (const role of ['user', 'platform'] as const) {
-    const widest = widestVisibility({ accountId: CALLER[role], role, keyId: 'key_1' });
+    const widest = widestVisibility({ accountId: CALLER[role], role, keyId: 'key_1', access: 'read-write' as const });
     const hidden = KINDS.filter((kind) => !isVisible(widest, factsOf(kind, role, true)));
     assert.deepEqual(
       hidden,
@@ -194,6 +194,6 @@ test("the widest visibility shows every kind of template but another account's p
       role,
     );
   }
-  const user = widestVisibility({ accountId: CALLER.user, role: 'user', keyId: 'key_1' });
+  const user = widestVisibility({ accountId: CALLER.user, role: 'user', keyId: 'key_1', access: 'read-write' as const });
   assert.equal(isVisible(user, factsOf('own bound', 'user', false)), true);
 });

@@ -121,7 +121,17 @@ forEachDialect('endpoint updates and GET /me', (dialect) => {
   test('GET /me: the account, its role and the key', async () => {
     const r = await h.call('GET', '/v1/me', { key: alice });
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(Object.keys(r.body).sort(), ['accountId', 'accountName', 'isPlatform', 'keyCreatedAt', 'keyId', 'keyPrefix', 'role']);
+    assert.deepEqual(Object.keys(r.body).sort(), [
+      'accountId',
+      'accountName',
+      'isPlatform',
+      'keyAccess',
+      'keyCreatedAt',
+      'keyExpiresAt',
+      'keyId',
+      'keyPrefix',
+      'role',
+    ]);
     assert.deepEqual([r.body.accountName, r.body.role, r.body.isPlatform, r.body.keyPrefix], ['alice', 'user', false, alice.slice(0, 7)]);
     const platform = await h.call('GET', '/v1/me', { key: await h.key('ops', 'platform') });
     assert.deepEqual([platform.body.accountName, platform.body.isPlatform], ['ops', true]);

@@ -34,6 +34,8 @@ test('documents every operation with its error responses', async () => {
   const ids = operations.map((o) => o.op.operationId).sort();
   assert.deepEqual(ids, [
     'CheckTemplateImage',
+    'CreateAccount',
+    'CreateApiKey',
     'CreateContainerRegistryAuth',
     'CreateEndpoint',
     'CreateTemplate',
@@ -47,6 +49,7 @@ test('documents every operation with its error responses', async () => {
     'GetMe',
     'GetTemplate',
     'Health',
+    'ListApiKeys',
     'ListContainerRegistryAuths',
     'ListEndpointReleases',
     'ListEndpoints',
@@ -61,13 +64,16 @@ test('documents every operation with its error responses', async () => {
     'ReportReleaseProgress',
     'ReportTemplateUsage',
     'ResolveTemplate',
+    'RevokeApiKey',
     'RollbackTemplate',
     'UpdateEndpoint',
     'UpdateTemplate',
   ]);
   for (const { path, method, op } of operations.filter((o) => o.path.startsWith('/v1/'))) {
-    assert.ok(op.responses['200'] || op.responses['204'], `${method} ${path} documents its success`);
+    assert.ok(op.responses['200'] || op.responses['201'] || op.responses['204'], `${method} ${path} documents its success`);
     for (const status of ['400', '401', '429', '503']) assert.ok(op.responses[status], `${method} ${path} documents ${status}`);
+    // Every write may be a read-only key's: a 403.
+    if (method !== 'get') assert.ok(op.responses['403'], `${method} ${path} documents 403`);
     const problem = op.responses['401'] as { content: Record<string, { schema: { $ref: string } }> };
     assert.equal(problem.content['application/problem+json']?.schema.$ref, '#/components/schemas/Problem');
   }

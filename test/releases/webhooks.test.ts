@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { backoffMs, Deliverer } from '../../src/releases/deliverer.ts';
 import { signature } from '../../src/releases/signature.ts';
-import { type Database, DIALECTS, forEachDialect, freshDatabase, type Harness, startHarness, templateBody } from '../support/harness.ts';
-import { freePort, podplate, type ServerProcess, startServer } from '../support/process.ts';
+import { forEachDialect, type Harness, startHarness, templateBody } from '../support/harness.ts';
+import { freePort } from '../support/process.ts';
 import { eventually, Receiver, SECRET } from '../support/receiver.ts';
 
 const silent = { info() {}, warn() {}, error() {} } as never;
@@ -143,57 +143,5 @@ forEachDialect('webhook order', (dialect) => {
     assert.equal(receiver.refuse.get(`evt_${releases[0].id}`), 0, 'the first release was refused five times first');
     const independent = receiver.received.findIndex((r) => r.body.data.endpoint.id !== e.id);
     assert.ok(independent >= 0 && independent < receiver.received.length - 1, "another endpoint's release does not wait behind it");
-  });
-});
-
-describe('two processes on one PostgreSQL database', {
-  skip: DIALECTS.includes('postgres') ? false : 'TEST_DATABASE_URL is not set',
-}, () => {
-  let db: Database;
-  let receiver: Receiver;
-  let servers: ServerProcess[] = [];
-  before(async () => {
-    db = await freshDatabase('postgres');
-    receiver = new Receiver(SECRET);
-    receiver.delayMs = 100;
-  });
-  after(async () => {
-    for (const s of servers) await s.stop();
-    await receiver.close();
-    await db.drop();
-  });
-
-  test('deliver each release, never the same one twice at the same time', async () => {
-    const port = await receiver.listen();
-    const env = {
-      DATABASE_URL: db.url,
-      RELEASE_WEBHOOK_URL: `http://127.0.0.1:${port}/hooks`,
-      RELEASE_WEBHOOK_SECRET: SECRET,
-      RELEASE_RETRY_BASE_MS: '50',
-      RELEASE_RETRY_MAX_MS: '200',
-      OUTBOX_POLL_MS: '10',
-    };
-    servers = await Promise.all([startServer(env), startServer(env)]);
-    const key = podplate(['keys', 'create', '--user', 'alice'], env).stdout.trim();
-    const call = async (i: number, method: string, path: string, body?: unknown) =>
-      (
-        await fetch(`${servers[i % 2]?.url}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-          body: body ? JSON.stringify(body) : undefined,
-        })
-      ).json();
-    const releaseIds: string[] = [];
-    for (let n = 0; n < 4; n++) {
-      const t = await call(n, 'POST', '/v1/templates', { name: `pg ${n}`, imageName: 'ubuntu', isServerless: true });
-      const e = await call(n, 'POST', '/v1/endpoints', { name: `pg ${n}`, templateId: t.id });
-      await Promise.all(Array.from({ length: 5 }, (_, i) => call(i, 'PATCH', `/v1/templates/${t.id}`, { env: { N: String(i) } })));
-      releaseIds.push(...(await call(n, 'GET', `/v1/endpoints/${e.id}/releases`)).map((r: { id: string }) => `evt_${r.id}`));
-    }
-    assert.equal(releaseIds.length, 20);
-    await eventually(() => releaseIds.every((id) => receiver.ids().has(id)), 'every release delivered');
-    assert.deepEqual(receiver.overlapping, [], 'no event was being delivered by two processes at once');
-    assert.ok(receiver.received.every((r) => r.verified));
-    assert.equal(receiver.received.length, receiver.ids().size, 'and, with a healthy receiver, each exactly once');
   });
 });

@@ -106,6 +106,10 @@ const ROUTES: { method: Method; path: string; query?: string[] }[] = [
   { method: 'PUT', path: '/v1/secrets/:name' },
   { method: 'GET', path: '/v1/secrets', query: ['limit', 'cursor'] },
   { method: 'DELETE', path: '/v1/secrets/:name' },
+  { method: 'POST', path: '/v1/accounts' },
+  { method: 'POST', path: '/v1/accounts/:account/keys' },
+  { method: 'GET', path: '/v1/accounts/:account/keys' },
+  { method: 'DELETE', path: '/v1/accounts/:account/keys/:keyId' },
 ];
 
 /** What each query parameter accepts, written from the OpenAPI document's words: the oracle of the query cases. */
@@ -151,9 +155,11 @@ function refusedTogether(path: string, parameters: Record<string, string>): stri
   return refused;
 }
 
-/** What each path parameter takes: an id, but for a secret's name. */
+/** What each path parameter takes: an id, but for a secret's name and an account's. */
+const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
 const PATH_RULES: Record<string, { rule: RegExp; longest: number; good: fc.Arbitrary<string> }> = {
   name: { rule: SECRET_NAME, longest: 128, good: secretName },
+  account: { rule: ACCOUNT_NAME, longest: 128, good: fc.stringMatching(ACCOUNT_NAME) },
 };
 const pathRule = (parameter: string) => PATH_RULES[parameter] ?? { rule: ID, longest: 64, good: idLike };
 
@@ -837,7 +843,8 @@ forEachDialect('fuzzing', (dialect) => {
         const path = route.path
           .replace(':templateId', own.id)
           .replace(':endpointId', endpoint.id)
-          .replace(':containerRegistryAuthId', auth.id);
+          .replace(':containerRegistryAuthId', auth.id)
+          .replace(':account', 'alice');
         // The values each parameter of the route's own takes, sent once: what the rules between parameters look at.
         const taken = Object.fromEntries(
           parameters.filter((p) => route.query?.includes(p.name) && QUERY_RULES[p.name]?.(p.value)).map((p) => [p.name, p.value]),
@@ -964,7 +971,7 @@ forEachDialect('fuzzing', (dialect) => {
     const goodId = ({ good }: ReturnType<typeof pathRule>) => fc.oneof(good, fc.constant('own'));
     // Each parameter's cases made once, not per case: building a string arbitrary from a regular expression costs.
     const parameter = new Map(
-      Object.keys({ ...PATH_RULES, templateId: 0, endpointId: 0, releaseId: 0, containerRegistryAuthId: 0 }).map((p) => [
+      Object.keys({ ...PATH_RULES, templateId: 0, endpointId: 0, releaseId: 0, containerRegistryAuthId: 0, keyId: 0 }).map((p) => [
         p,
         fc.tuple(fc.constant(p), fc.option(badId(pathRule(p)), { nil: undefined, freq: 2 }), goodId(pathRule(p))),
       ]),
@@ -988,6 +995,8 @@ forEachDialect('fuzzing', (dialect) => {
             releaseId: release.id,
             containerRegistryAuthId: auth.id,
             name: SECRET,
+            account: 'alice',
+            keyId: 'key_0123456789abcdef',
           }[name] as string;
           // The fuzzer's own template, endpoint and secret are not deleted: the cases after this one use them.
           const mine = good === 'own' && route.method !== 'DELETE';

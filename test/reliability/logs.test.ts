@@ -73,8 +73,8 @@ forEachDialect('secrets in logged URLs', (dialect) => {
         await server.stop();
 
         const lines = server.stdout().split('\n').filter(Boolean);
-        const logged = lines.map((line) => JSON.parse(line) as { req?: { url: string }; msg: string });
-        const urls = logged.flatMap((entry) => (entry.req ? [entry.req.url] : []));
+        const logged = lines.map((line) => JSON.parse(line) as { url?: string; msg: string });
+        const urls = logged.flatMap((entry) => (entry.msg === 'request' && entry.url ? [entry.url] : []));
         for (const line of lines) {
           assert.equal(line.includes(key.slice(3)), false, `a log line holds the key: ${line.slice(0, 300)}`);
           for (const secret of secrets) assert.equal(line.includes(secret), false, `a log line holds ${secret}: ${line.slice(0, 300)}`);

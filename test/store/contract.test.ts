@@ -243,7 +243,16 @@ forEachDialect('store contract', (dialect) => {
 
   test('keys: digests, revocation, role of the account', async () => {
     await store.transaction((tx) =>
-      tx.accounts.insertKey({ id: 'key_1', accountId: 'acc_a', digest: 'd'.repeat(64), prefix: 'pp_abcd', createdAt: at }),
+      tx.accounts.insertKey({
+        id: 'key_1',
+        accountId: 'acc_a',
+        digest: 'd'.repeat(64),
+        prefix: 'pp_abcd',
+        createdAt: at,
+        label: 'ci',
+        access: 'read',
+        expiresAt: '2999-01-01T00:00:00.000Z',
+      }),
     );
     const principal = await store.accounts.findPrincipal('d'.repeat(64));
     assert.deepEqual(principal, {
@@ -253,6 +262,8 @@ forEachDialect('store contract', (dialect) => {
       role: 'user',
       digest: 'd'.repeat(64),
       revokedAt: null,
+      access: 'read',
+      expiresAt: '2999-01-01T00:00:00.000Z',
     });
     assert.equal(await store.transaction((tx) => tx.accounts.revokeKey('key_1', at)), true);
     assert.equal(await store.transaction((tx) => tx.accounts.revokeKey('key_1', at)), false);

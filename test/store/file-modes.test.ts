@@ -69,7 +69,7 @@ describe('the SQLite files are private to the user running Podplate', () => {
     const fresh = join(dir, 'served', 'podplate.db');
     const server = await startServer({ DATABASE_URL: `sqlite:${fresh}`, LOG_LEVEL: 'info' });
     try {
-      const key = /pp_[A-Za-z0-9_-]{43}/.exec(server.stderr())?.[0] as string;
+      const key = server.firstKey() as string;
       assert.equal((await call(server, key, 'POST', '/v1/templates', { name: 'x', imageName: 'ubuntu' })).status, 200);
       assert.deepEqual([join(dir, 'served'), fresh, `${fresh}-wal`, `${fresh}-shm`].map(mode), ['700', '600', '600', '600']);
       assert.doesNotMatch(server.stdout(), /other users may read/);

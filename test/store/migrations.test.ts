@@ -4,7 +4,7 @@ import { Kysely, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { Store } from '../../src/store/store.ts';
+import { NewerSchema, Store } from '../../src/store/store.ts';
 import { toRow } from '../../src/store/templates/columns.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { at, templateRecord } from '../support/records.ts';
@@ -197,4 +197,101 @@ forEachDialect('migrations 0019 to 0021 over existing data', (dialect) => {
       await db.drop();
     }
   });
+});
+
+forEachDialect('the compatibility record: an older version on a newer database', (dialect) => {
+  let db: Database;
+  before(async () => {
+    db = await freshDatabase(dialect);
+  });
+  after(() => db.drop());
+
+  /** What a newer version leaves when it runs a migration this one does not know. */
+  const future = async (name: string, compatible: boolean | undefined) => {
+    const raw = new Kysely<any>({ dialect: dialectFor(db.url).kysely });
+    try {
+      await sql`insert into kysely_migration (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(raw);
+      if (compatible !== undefined) {
+        await sql`insert into podplate_migrations (name, compatible, applied_at) values (${name}, ${compatible ? 1 : 0}, ${new Date().toISOString()})`.execute(
+          raw,
+        );
+      }
+    } finally {
+      await raw.destroy();
+    }
+  };
+  const forget = async (name: string) => {
+    const raw = new Kysely<any>({ dialect: dialectFor(db.url).kysely });
+    await sql`delete from kysely_migration where name = ${name}`.execute(raw);
+    await sql`delete from podplate_migrations where name = ${name}`.execute(raw);
+    await raw.destroy();
+  };
+
+  test('each migration run is recorded, in its own transaction, with what it declares', async () => {
+    const store = Store.open(dialectFor(db.url));
+    try {
+      await store.migrate();
+      const state = await store.migrationState();
+      assert.deepEqual(state.pending, []);
+      assert.equal(state.applied.length, Object.keys(migrations(dialectFor(db.url))).length);
+      assert.ok(state.applied.every((m) => m.known));
+      assert.equal(state.applied.find((m) => m.name === '0023-key-access-expiry')?.compatible, false);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('migrations of a newer version, all recorded as compatible: served as it is, nothing migrated', async () => {
+    await future('0099-future-compatible', true);
+    const store = Store.open(dialectFor(db.url));
+    try {
+      const state = await store.migrate();
+      assert.deepEqual(
+        state.applied.filter((m) => !m.known).map((m) => [m.name, m.compatible]),
+        [['0099-future-compatible', true]],
+      );
+      // It still serves: a key and a template.
+      await store.transaction(async (tx) => {
+        const owner = await tx.accounts.ensure({ id: 'acc_f', name: 'f', role: 'user', createdAt: at });
+        assert.equal(owner.id, 'acc_f');
+      });
+    } finally {
+      await store.close();
+      await forget('0099-future-compatible');
+    }
+  });
+
+  for (const [what, compatible] of [
+    ['recorded as not compatible', false],
+    ['without a record', undefined],
+  ] as const) {
+    test(`a migration of a newer version ${what}: refused, naming it and what to do`, async () => {
+      await future('0098-future-compatible', true);
+      await future('0099-future-breaking', compatible);
+      const store = Store.open(dialectFor(db.url));
+      try {
+        await assert.rejects(store.migrate(), (error: Error) => {
+          assert.ok(error instanceof NewerSchema);
+          assert.deepEqual(
+            error.refused.map((m) => m.name),
+            ['0099-future-breaking'],
+          );
+          assert.match(
+            error.message,
+            /migrated by a newer version of Podplate \(0098-future-compatible, 0099-future-breaking; this version knows up to \d{4}-[a-z0-9-]+\)/,
+          );
+          assert.match(
+            error.message,
+            /0099-future-breaking is not recorded as safe for older processes to serve beside: run the newer version, or restore the backup/,
+          );
+          assert.equal(error.message.includes('\n'), false, 'one line');
+          return true;
+        });
+      } finally {
+        await store.close();
+        await forget('0098-future-compatible');
+        await forget('0099-future-breaking');
+      }
+    });
+  }
 });

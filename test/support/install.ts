@@ -9,6 +9,8 @@ export interface Install {
   keys: Record<string, string>;
   templateIds: string[];
   endpointIds: string[];
+  /** A read-only key that expires, made over the API. */
+  readOnlyKey: string;
 }
 
 const FLAGS = ['includePublicTemplates', 'includePlatformTemplates', 'includeEndpointBoundTemplates'] as const;
@@ -117,7 +119,13 @@ export async function populate(h: Harness): Promise<Install> {
     await ok(h, 'PUT', '/v1/secrets/SPARE', keys[owner] as string, { value: `spare of ${owner} ✓` });
   }
   await create('alice', { name: 'needs a token', imageName: 'acme/sdxl:1', isPublic: true, env: { HF_TOKEN: '{{ secret.HF_TOKEN }}' } });
-  return { keys, templateIds, endpointIds };
+  // A read-only, expiring key with a label, made over the API: its access and expiry travel with it.
+  const readOnly = await ok(h, 'POST', '/v1/accounts/carol/keys', keys.carol as string, {
+    label: 'dashboard',
+    access: 'read',
+    expiresAt: '2999-01-01T00:00:00.000Z',
+  });
+  return { keys, templateIds, endpointIds, readOnlyKey: readOnly.key };
 }
 
 /** Everything the API answers about the install, for every key: what two installs must agree on. */
@@ -153,6 +161,10 @@ export async function observe(h: Harness, install: Install): Promise<string[]> {
       while (url) url = /<([^>]+)>;\s*rel="next"/.exec(String((await look(url, key)).headers.link ?? ''))?.[1];
     }
   }
+  // The read-only key is still read-only, and expires when it did.
+  await look('/v1/me', install.readOnlyKey);
+  const refused = await h.call('POST', '/v1/templates', { key: install.readOnlyKey, body: { name: 'refused', imageName: 'ubuntu' } });
+  seen.push(`read-only create ${refused.status}`);
   // The platform resolves the template that needs a token for each account: the secrets open in the copy too.
   const needs = install.templateIds[install.templateIds.length - 1] as string;
   for (const account of ['alice', 'bob', 'carol']) {

@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/podplate.js', import.meta.url));
@@ -29,6 +32,10 @@ export interface ServerProcess {
   /** Resolves with the exit code once the process has ended. */
   exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Where the first start writes the first platform key (BOOTSTRAP_KEY_FILE). */
+  keyFile: string;
+  /** The first platform key the start made, read from its file; undefined when it made none. */
+  firstKey(): string | undefined;
 }
 
 /** The SECRETS_KEY servers on PostgreSQL get from `startServer` when the test gives none (every one the same). */
@@ -37,13 +44,16 @@ export const TEST_SECRETS_KEY = 'dGVzdC1vbmx5IHNlY3JldHMga2V5LCAzMiBieXRlcyE=';
 /**
  * Starts `podplate serve` and waits until it answers /healthz. On PostgreSQL, where SECRETS_KEY is required, the server
  * gets TEST_SECRETS_KEY unless `env` names one (`SECRETS_KEY: ''` for none). Image checks are off unless `env` turns
- * them on (IMAGE_CHECK): no test server reaches a registry the test did not start.
+ * them on (IMAGE_CHECK): no test server reaches a registry the test did not start. The first platform key, if the start
+ * makes one, goes to a file of the test's own (BOOTSTRAP_KEY_FILE, unless `env` names one): `firstKey()` reads it.
  */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string>, options: { cwd?: string } = {}): Promise<ServerProcess> {
   const port = await freePort();
   const keys = /^postgres/.test(env.DATABASE_URL ?? '') && !('SECRETS_KEY' in env) ? { SECRETS_KEY: TEST_SECRETS_KEY } : {};
+  const keyFile = env.BOOTSTRAP_KEY_FILE ?? join(mkdtempSync(join(tmpdir(), 'podplate-first-key-')), 'first-platform-key');
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), IMAGE_CHECK: 'off', ...keys, ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), IMAGE_CHECK: 'off', ...keys, BOOTSTRAP_KEY_FILE: keyFile, ...env },
+    cwd: options.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -74,6 +84,8 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     stdout: () => out,
     stderr: () => err,
     exited,
+    keyFile,
+    firstKey: () => (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined),
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal);
       return exited;

@@ -52,7 +52,7 @@ export async function openSession(users: string[], settings: Record<string, stri
   const dir = mkdtempSync(join(tmpdir(), 'podplate-ui-'));
   const env = { DATABASE_URL: `sqlite:${join(dir, 'podplate.db')}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', ...settings };
   const server = await startServer(env);
-  const keys: Record<string, string> = { platform: /pp_[A-Za-z0-9_-]{43}/.exec(server.stderr())?.[0] ?? '' };
+  const keys: Record<string, string> = { platform: server.firstKey() ?? '' };
   assert.ok(keys.platform, 'the bootstrap platform key is printed');
   for (const user of users) {
     const made = podplate(['keys', 'create', '--user', user], env);

@@ -55,7 +55,7 @@ describe('secrets in the web UI', { skip: !hasBrowser }, () => {
     dir = mkdtempSync(join(tmpdir(), 'podplate-ui-secrets-'));
     const env = { DATABASE_URL: `sqlite:${join(dir, 'podplate.db')}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' };
     server = await startServer(env);
-    platform = /pp_[A-Za-z0-9_-]{43}/.exec(server.stderr())?.[0] ?? '';
+    platform = server.firstKey() ?? '';
     alice = podplate(['keys', 'create', '--user', 'alice'], env).stdout.trim();
     // A private template of Alice's with a literal token (private templates are not scanned), then another in its place.
     templateId = (

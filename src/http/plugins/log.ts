@@ -1,7 +1,8 @@
-import type { FastifyRequest, FastifyServerOptions } from 'fastify';
+import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 
-// What the logs may show of a request: never a key. The Authorization header is never logged; a key sent where it
-// doesn't belong (`?api_key=pp_…`, a path, a search) would be, inside the URL, so logged URLs are redacted.
+// What the logs say of a request: one line when it is answered (its route, status, duration, account and key id),
+// and never a key. The Authorization header is never logged; a key sent where it doesn't belong (`?api_key=pp_…`, a
+// path, a search) would be, inside the URL, so logged URLs are redacted.
 
 const REDACTED = '[redacted]';
 
@@ -37,7 +38,7 @@ export function redactUrl(url: string): string {
   return redacted.replace(KEY, `pp_${REDACTED}`);
 }
 
-/** The request as logged (Fastify's own fields), with its URL redacted. */
+/** The request as Fastify's own lines log it (its errors), with its URL redacted. */
 const requestForLog = (request: FastifyRequest) => ({
   method: request.method,
   url: redactUrl(request.url),
@@ -46,9 +47,36 @@ const requestForLog = (request: FastifyRequest) => ({
   remotePort: request.socket?.remotePort,
 });
 
-/** The app's logger options: the given ones, with the request serializer that redacts URLs. */
+/** Logger options (not an instance) as the app takes them: the given ones, with the serializer that redacts URLs. */
 export function redactingLogger(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
   if (!logger) return false;
   const options = logger === true ? {} : logger;
   return { ...options, serializers: { ...options.serializers, req: requestForLog as never } };
+}
+
+/** The route a request matched, as its template (`/v1/templates/:templateId`), never its URL; `(unmatched)` for none. */
+export const routeOf = (request: FastifyRequest): string => request.routeOptions.url ?? '(unmatched)';
+
+/**
+ * Fastify's request lines, ours: each request is one line at `info` once answered — method, redacted URL, route,
+ * status, duration, the client's address, and (once authenticated, through the request's child logger) the account
+ * and the key's id — and, at `debug`, one on arrival.
+ */
+export class RequestLog extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ method: request.method, url: redactUrl(request.url) }, 'request received');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = {
+      method: request.method,
+      url: redactUrl(request.url),
+      route: routeOf(request),
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 10) / 10,
+      remoteAddress: request.ip,
+    };
+    if (error) request.log.error({ ...line, err: error }, 'request');
+    else request.log.info(line, 'request');
+  }
 }

@@ -27,6 +27,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       tags: [
         { name: 'account', description: 'Who the caller is.' },
         {
+          name: 'accounts',
+          description: 'Accounts (made by platform keys) and their API keys: made, listed without the key, revoked; read-only or expiring.',
+        },
+        {
           name: 'container registry auths',
           description: "Credentials for private registries: a template names one of its owner's, the platform pulls with it.",
         },

@@ -94,10 +94,8 @@ const PROBLEM_HEADERS: Record<number, Record<string, unknown>> = {
  * Response entries for the OpenAPI document, one per status a route can answer with: a status alone is described by
  * the title of its (last) kind, `[status, description]` by the description given.
  */
-/** A 403 a write answers when it is not the caller's to make, or when it would take the account past a quota. */
+/** A 403 a write answers when it is not the caller's to make (a read-only key's), or when it would take the account past a quota. */
 export const FORBIDDEN_OR_QUOTA: [number, string] = [403, 'Forbidden, or a quota exceeded (the problem type says which)'];
-/** A 403 a create answers only when it would take the account past a quota. */
-export const QUOTA_EXCEEDED: [number, string] = [403, 'Quota exceeded'];
 
 export function problemResponses(...statuses: (number | [number, string])[]) {
   // The first kind of a status describes it (403: Forbidden); a route that may answer another says so with a pair.
@@ -169,7 +167,8 @@ export function registerProblemHandlers(app: FastifyInstance): void {
       const cause = (error.cause ?? error) as { name?: string; code?: string; message?: string };
       request.log.warn({ err: { type: cause.name, code: cause.code, message: cause.message } }, 'database unavailable');
     } else if (body.status >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.info({ problem: body.type, status: body.status }, 'request refused');
+    // The request's own line (its status) follows; which problem it was is for debugging.
+    else request.log.debug({ problem: body.type, status: body.status }, 'request refused');
     return sendProblem(reply, body);
   });
   // The router decides: a path that some route matches, asked with a method none serves, is a 405 naming the methods

@@ -81,7 +81,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: Type.Ref(EndpointUpdate),
       response: {
         200: Type.Ref(Endpoint, { description: 'The endpoint after the update.' }),
-        ...problemResponses(400, 401, 404, 409, 413, 415, 429, 503),
+        ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429, 503),
       },
     },
     handler: async (request) => endpoints.update(request.caller, request.params.endpointId, request.body),
@@ -132,7 +132,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Delete an endpoint',
       description: 'Deletes the endpoint and unbinds its template.',
       params,
-      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 404, 429, 503) },
+      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404, 429, 503) },
     },
     handler: async (request, reply) => {
       await endpoints.delete(request.caller, request.params.endpointId);

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { trimName } from '../../domain/name.ts';
 import { RegistryAuth, RegistryAuthCreate, RegistryAuthCredentials, shownRegistryAuth } from '../../domain/registry-auth.ts';
-import { problemResponses, QUOTA_EXCEEDED } from '../plugins/problem.ts';
+import { FORBIDDEN_OR_QUOTA, problemResponses } from '../plugins/problem.ts';
 import { IdParam, linkNext, PageQuery, pageResponse, pageStart, responseHeader } from '../schemas.ts';
 
 // The public API's names: /containerregistryauth, and containerRegistryAuthId for the path parameter.
@@ -29,7 +29,7 @@ export const registryAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
           headers: { location: responseHeader.location },
           content: { 'application/json': { schema: Type.Ref(RegistryAuth) } },
         },
-        ...problemResponses(400, 401, QUOTA_EXCEEDED, 409, 413, 415, 429, 503),
+        ...problemResponses(400, 401, FORBIDDEN_OR_QUOTA, 409, 413, 415, 429, 503),
       },
     },
     handler: async (request, reply) => {
@@ -100,7 +100,7 @@ export const registryAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Delete a container registry auth',
       description: "Deletes one of the caller's registry auths. While a template refers to it, that is a 409.",
       params,
-      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 404, 409, 429, 503) },
+      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404, 409, 429, 503) },
     },
     handler: async (request, reply) => {
       await registryAuths.delete(request.caller, request.params.containerRegistryAuthId);

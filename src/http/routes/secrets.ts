@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ResolvedTemplateSchema, ResolveInput, Secret, SecretNameParam, SecretPut, shownSecret } from '../../domain/secret.ts';
-import { problemResponses, QUOTA_EXCEEDED } from '../plugins/problem.ts';
+import { FORBIDDEN_OR_QUOTA, problemResponses } from '../plugins/problem.ts';
 import { IdParam, linkNext, PageQuery, pageResponse, pageStart, responseHeader } from '../schemas.ts';
 
 // Routes of /v1/secrets (the accounts' own secrets) and of a template resolved for a launch.
@@ -28,7 +28,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
           headers: { location: responseHeader.location },
           content: { 'application/json': { schema: Type.Ref(Secret) } },
         },
-        ...problemResponses(400, 401, QUOTA_EXCEEDED, 413, 415, 429, 503),
+        ...problemResponses(400, 401, FORBIDDEN_OR_QUOTA, 413, 415, 429, 503),
       },
     },
     handler: async (request, reply) => {
@@ -66,7 +66,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description:
         "Deletes one of the caller's secrets. Templates that refer to it keep the reference: launching them for this account fails (422) until it is set again.",
       params: SecretNameParam,
-      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 404, 429, 503) },
+      response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(400, 401, 403, 404, 429, 503) },
     },
     handler: async (request, reply) => {
       await secrets.delete(request.caller, request.params.name);
@@ -75,6 +75,8 @@ export const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.post('/templates/:templateId/resolve', {
+    // It reads: a read-only platform key may resolve.
+    config: { changesNothing: true },
     schema: {
       tags: ['templates'],
       operationId: 'ResolveTemplate',

@@ -38,9 +38,21 @@ const TIMESTAMPS = { created_at: 'timestamp', updated_at: 'timestamp' } as const
 // A table added later is one entry here, or one in DERIVED_TABLES.
 export const DUMP_TABLES = [
   table('accounts', { id: 'text', name: 'text', role: 'text', created_at: 'timestamp', name_key: 'text?' }, ['id']),
-  table('api_keys', { id: 'text', account_id: 'text', digest: 'text', prefix: 'text', created_at: 'timestamp', revoked_at: 'timestamp?' }, [
-    'id',
-  ]),
+  table(
+    'api_keys',
+    {
+      id: 'text',
+      account_id: 'text',
+      digest: 'text',
+      prefix: 'text',
+      created_at: 'timestamp',
+      revoked_at: 'timestamp?',
+      label: 'text',
+      access: 'text',
+      expires_at: 'timestamp?',
+    },
+    ['id'],
+  ),
   table(
     'templates',
     {
@@ -198,9 +210,10 @@ export const DUMP_TABLES = [
 
 /**
  * Tables an export leaves out, because the importing database makes them itself: what accounts hold is counted by
- * triggers as the rows arrive (migration 0005), and rate-limit buckets are full again by the time anyone looks.
+ * triggers as the rows arrive (migration 0005), rate-limit buckets are full again by the time anyone looks, and when
+ * each key was last used is noted again as it is used (a key's `lastUsedAt` starts afresh in the copy).
  */
-export const DERIVED_TABLES = ['account_usage', 'rate_buckets'] as const satisfies readonly (keyof Tables)[];
+export const DERIVED_TABLES = ['account_usage', 'rate_buckets', 'api_key_uses'] as const satisfies readonly (keyof Tables)[];
 
 // A table of `Tables` missing from DUMP_TABLES fails to compile here: none is left behind by an export unnoticed.
 type Dumped = (typeof DUMP_TABLES)[number]['name'];
