@@ -85,6 +85,12 @@ export const ConfigSchema = Type.Object({
     100_000_000,
     'Responses kept for Idempotency-Keys (each 24 hours) one account may have; 0 turns the quota off.',
   ),
+  QUOTA_API_KEYS_PER_ACCOUNT: integer(
+    100,
+    0,
+    100_000_000,
+    'API keys one account may make over the API, revoked and expired ones counting until forgotten 30 days after; 0 turns the quota off.',
+  ),
   AUTH_FAILURES_PER_MINUTE: integer(
     60,
     0,

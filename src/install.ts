@@ -281,6 +281,7 @@ export function podplateOf(store: Store, config: Config, keyring: Keyring | unde
       secrets: config.QUOTA_SECRETS_PER_ACCOUNT,
       historyBytes: config.QUOTA_HISTORY_BYTES_PER_ACCOUNT,
       storedResponses: config.QUOTA_IDEMPOTENCY_KEYS_PER_ACCOUNT,
+      apiKeys: config.QUOTA_API_KEYS_PER_ACCOUNT,
     },
     history: { revisionsKept: config.REVISIONS_KEPT_PER_TEMPLATE, releasesKept: config.RELEASES_KEPT_PER_ENDPOINT },
     keyring,

@@ -2,7 +2,7 @@ import { DomainError } from './errors.ts';
 import type { TemplateContent } from './template.ts';
 
 // Quotas per account: how many templates and bytes of them, how many bytes of their history, how many endpoints,
-// registry auths, secrets and kept responses to Idempotency-Keys. 0 (or absent, for the optional ones) turns one off.
+// registry auths, secrets, API keys and kept responses to Idempotency-Keys. 0 (or absent, for the optional ones) turns one off.
 // Together they bound everything an account's requests make the server keep (docs/reliability.md, "Bounds").
 
 export interface Quotas {
@@ -15,6 +15,8 @@ export interface Quotas {
   historyBytes?: number;
   /** Responses kept for Idempotency-Keys (each kept 24 hours). */
   storedResponses?: number;
+  /** API keys, revoked and expired ones included until housekeeping forgets them (KEYS_FORGOTTEN_AFTER_DAYS). */
+  apiKeys?: number;
 }
 
 /** What an account holds (kept by the database itself, see store migrations 0005, 0012 and 0019). */
@@ -37,6 +39,7 @@ const SETTING = {
   secrets: 'QUOTA_SECRETS_PER_ACCOUNT',
   historyBytes: 'QUOTA_HISTORY_BYTES_PER_ACCOUNT',
   storedResponses: 'QUOTA_IDEMPOTENCY_KEYS_PER_ACCOUNT',
+  apiKeys: 'QUOTA_API_KEYS_PER_ACCOUNT',
 } as const;
 type Quota = keyof typeof SETTING;
 
@@ -159,5 +162,20 @@ export function secretsQuotaExceeded(used: number, quotas: Quotas): QuotaExceede
   return new QuotaExceeded(
     { name: SETTING.secrets, limit, used },
     `This account has ${n(used)} secrets; an account may have at most ${n(limit)}. Delete one to make room.`,
+  );
+}
+
+/** Days after which a revoked or expired key is forgotten (its row deleted by housekeeping): until then it counts. */
+export const KEYS_FORGOTTEN_AFTER_DAYS = 30;
+
+/** A new API key refused when the account holds `used` keys already (revoked and expired ones not yet forgotten). */
+export function apiKeysQuotaExceeded(used: number, quotas: Quotas): QuotaExceeded | undefined {
+  const limit = quotas.apiKeys ?? 0;
+  if (limit === 0 || used < limit) return undefined;
+  return new QuotaExceeded(
+    { name: SETTING.apiKeys, limit, used },
+    `This account has ${n(used)} API keys (revoked and expired ones count until they are forgotten, ` +
+      `${KEYS_FORGOTTEN_AFTER_DAYS} days after); an account may have at most ${n(limit)}. Reuse a key you have, or ask an ` +
+      'operator to raise the quota.',
   );
 }

@@ -240,6 +240,36 @@ export class AccountRepository {
     if (this.core.locksRows) await this.core.db.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
   }
 
+  /** How many keys the account holds, revoked and expired ones not yet forgotten included (the quota's count). */
+  async countKeysOf(accountId: string): Promise<number> {
+    const row = await this.core.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /**
+   * Forgets at most `limit` keys revoked or expired before `at`, and their noted uses; how many. Such a key is refused
+   * either way: once forgotten, as unknown.
+   */
+  async forgetEndedKeys(at: string, limit: number): Promise<number> {
+    this.core.requireTransaction('Forgetting keys');
+    const ended = (
+      await this.core.db
+        .selectFrom('api_keys')
+        .select('id')
+        .where((eb) => eb.or([eb('revoked_at', '<', at), eb('expires_at', '<', at)]))
+        .limit(limit)
+        .execute()
+    ).map((row) => row.id);
+    if (ended.length === 0) return 0;
+    await this.core.db.deleteFrom('api_key_uses').where('key_id', 'in', ended).execute();
+    await this.core.db.deleteFrom('api_keys').where('id', 'in', ended).execute();
+    return ended.length;
+  }
+
   async countKeys(): Promise<number> {
     const row = await this.core.db
       .selectFrom('api_keys')

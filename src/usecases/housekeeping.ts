@@ -1,4 +1,5 @@
 import { setImmediate as turn } from 'node:timers/promises';
+import { KEYS_FORGOTTEN_AFTER_DAYS } from '../domain/quota.ts';
 import { IDEMPOTENCY_RETENTION_MS } from '../store/idempotency.ts';
 import type { Store } from '../store/store.ts';
 
@@ -17,6 +18,8 @@ export interface HousekeepingOptions {
 export interface Swept {
   deliveredEvents: number;
   expiredResponses: number;
+  /** API keys revoked or expired more than KEYS_FORGOTTEN_AFTER_DAYS ago. */
+  forgottenKeys: number;
   idleBuckets: number;
   changes: number;
 }
@@ -27,7 +30,8 @@ const CHANGES_KEPT = 10_000;
 
 /**
  * What keeps the database from growing for ever: delivered outbox events past their retention, responses kept for
- * Idempotency-Keys past their 24 hours, idle rate-limit buckets, SQLite's old change rows. Each is deleted a small
+ * Idempotency-Keys past their 24 hours, API keys ended (revoked or expired) over 30 days ago, idle rate-limit buckets,
+ * SQLite's old change rows. Each is deleted a small
  * batch per statement, the event loop turning between batches, from a timer that never keeps the process alive.
  */
 export class Housekeeping {
@@ -69,9 +73,11 @@ export class Housekeeping {
   private async sweep(at: number): Promise<Swept> {
     const deliveredBefore = new Date(at - this.options.outboxRetentionDays * DAY_MS).toISOString();
     const respondedBefore = new Date(at - IDEMPOTENCY_RETENTION_MS).toISOString();
+    const endedBefore = new Date(at - KEYS_FORGOTTEN_AFTER_DAYS * DAY_MS).toISOString();
     return {
       deliveredEvents: await this.batches((limit) => this.store.transaction((tx) => tx.outbox.purgeDelivered(deliveredBefore, limit))),
       expiredResponses: await this.batches((limit) => this.store.transaction((tx) => tx.idempotency.forgetBefore(respondedBefore, limit))),
+      forgottenKeys: await this.batches((limit) => this.store.transaction((tx) => tx.accounts.forgetEndedKeys(endedBefore, limit))),
       idleBuckets: this.store.shared ? await this.store.transaction((tx) => tx.rateBuckets.forgetIdle(60_000)) : 0,
       changes: await this.store.trimChanges(CHANGES_KEPT),
     };

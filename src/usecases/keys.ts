@@ -12,6 +12,7 @@ import {
 } from '../domain/account.ts';
 import { DomainError, forbidden, invalid, RateLimited } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
+import { apiKeysQuotaExceeded, type Quotas } from '../domain/quota.ts';
 import { now } from '../domain/time.ts';
 import type { Caller } from '../domain/visibility.ts';
 import type { Store } from '../store/store.ts';
@@ -58,16 +59,18 @@ export class Keys {
   private readonly store: Store;
   private readonly limits: Limits;
   private readonly failuresPerMinute: number;
+  private readonly quotas: Quotas;
   /** When this process last noted each key's use, and the uses waiting to be written (in one statement). */
   private readonly noted = new Map<string, number>();
   private readonly unwritten = new Set<string>();
   private scheduled = false;
   private writing: Promise<void> = Promise.resolve();
 
-  constructor(store: Store, limits: Limits, failuresPerMinute: number) {
+  constructor(store: Store, limits: Limits, failuresPerMinute: number, quotas: Quotas) {
     this.store = store;
     this.limits = limits;
     this.failuresPerMinute = failuresPerMinute;
+    this.quotas = quotas;
   }
 
   /** The caller a key stands for; unauthenticated (or rate-limited) when the key is unknown, revoked or expired. */
@@ -151,7 +154,8 @@ export class Keys {
 
   /**
    * `POST /v1/accounts/{account}/keys`: a platform key makes keys for any account; a user key for its own only (another
-   * account is a 404), never with more access than its own, nor outliving it.
+   * account is a 404), never with more access than its own, nor outliving it; within the account's quota of keys (an
+   * operator's `podplate keys create` is not held to it).
    */
   async createFor(caller: Caller, name: string, input: ApiKeyCreate): Promise<CreatedApiKey> {
     const account = await this.visibleAccount(caller, name);
@@ -172,7 +176,13 @@ export class Keys {
       }
     }
     const key = newKey({ label: input.label, access: input.access, expiresAt });
-    await this.store.transaction((tx) => tx.accounts.insertKey({ ...key.record, accountId: account.id }));
+    await this.store.transaction(async (tx) => {
+      // The account's key creates take turns under its lock, so concurrent ones never pass the quota together.
+      await tx.accounts.lock(account.id);
+      const problem = apiKeysQuotaExceeded(await tx.accounts.countKeysOf(account.id), this.quotas);
+      if (problem) throw problem;
+      await tx.accounts.insertKey({ ...key.record, accountId: account.id });
+    });
     const { record } = key;
     return { id: record.id, key: key.secret, label: record.label, access: record.access, createdAt: record.createdAt, expiresAt };
   }

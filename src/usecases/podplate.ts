@@ -68,7 +68,7 @@ export class Podplate {
     this.endpoints = new Endpoints(store, options.quotas ?? NO_QUOTAS, options.history ?? KEEP_ALL);
     this.releases = new Releases(store);
     this.limits = new Limits(store.shared ? (...take) => store.transaction((tx) => tx.rateBuckets.take(...take)) : undefined);
-    this.keys = new Keys(store, this.limits, options.authFailuresPerMinute ?? 0);
+    this.keys = new Keys(store, this.limits, options.authFailuresPerMinute ?? 0, options.quotas ?? NO_QUOTAS);
     this.accounts = new Accounts(store);
     const keyring = () => {
       if (!options.keyring) throw new Error('This Podplate was made without the keys that seal secrets (PodplateOptions.keyring).');
