@@ -13,7 +13,7 @@ import { authenticate, refuseWritesOfReadKeys } from './http/plugins/auth.ts';
 import { registerCompression } from './http/plugins/compression.ts';
 import { registerCors } from './http/plugins/cors.ts';
 import { registerJsonParser } from './http/plugins/json.ts';
-import { RequestLog, redactingLogger } from './http/plugins/log.ts';
+import { RequestLog, redactingLogger, requestLogger } from './http/plugins/log.ts';
 import { registerMetrics } from './http/plugins/metrics.ts';
 import { registerOpenApi } from './http/plugins/openapi.ts';
 import { answerClientError, Problem, problem, registerProblemHandlers, sendProblem } from './http/plugins/problem.ts';
@@ -108,6 +108,7 @@ export async function buildApp({ podplate, config, logger = false, uiDir }: AppO
       : { logger: redactingLogger(logger as FastifyServerOptions['logger']) }),
     // One line per request, ours, in place of Fastify's two.
     logController: requestLog,
+    childLoggerFactory: requestLogger,
     clientErrorHandler: answerClientError,
     bodyLimit: BODY_LIMIT,
     // Slow clients can't hold the server: headers must arrive within HEADERS_TIMEOUT_MS, the whole request within

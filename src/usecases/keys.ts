@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import {
   type Access,
   type ApiKey,
@@ -23,7 +23,7 @@ import type { Limits } from './limits.ts';
 export const KEY_PREFIX = 'pp_';
 
 /** The SHA-256 digest of a key, the only form in which a key is stored. */
-export const digestOf = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const digestOf = (secret: string): string => hash('sha256', secret, 'hex');
 
 const sameDigest = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 

@@ -164,6 +164,8 @@ interface PlanNode {
   'Actual Rows': number;
   'Actual Loops': number;
   'Rows Removed by Filter'?: number;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
   Plans?: PlanNode[];
 }
 
@@ -477,11 +479,12 @@ forEachDialect('the plan of a filtered page', (dialect) => {
         assert.deepEqual(seen, await expected(scope, sort === 'popular', filter));
 
         const examined: number[] = [];
+        const buffers: number[] = [];
         const plans: string[] = [];
         for (const before of [undefined, deep]) {
           const q = await store.templates.listSql({ ...base, limit: 100, before });
           if (dialect === 'postgres') {
-            const [row] = await sqlOn(db.url, `explain (analyze, format json) ${q.sql}`, q.parameters);
+            const [row] = await sqlOn(db.url, `explain (analyze, buffers, format json) ${q.sql}`, q.parameters);
             const plan = (row as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan;
             const text = JSON.stringify(plan);
             // The filter's index; PostgreSQL may read a small filter down the newest-first one and sort it by runtime.
@@ -495,6 +498,7 @@ forEachDialect('the plan of a filtered page', (dialect) => {
               scans,
             );
             examined.push(rowsExamined(plan));
+            buffers.push((plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0));
             plans.push(scans);
           } else {
             const { walks, text } = await walksOfPlan(db.url, q);
@@ -524,6 +528,10 @@ forEachDialect('the plan of a filtered page', (dialect) => {
             `examined ${examined.join(' and ')} rows for a page of 100 out of ${COMMUNITY + OFFICIAL}: ${plans.join('\n\n')}`,
           );
           assert.ok(deeper <= 2 * first + 10, `examined ${deeper} rows for the deep page, ${first} for the first`);
+          // Index entries skipped inside the index are no rows, but they are pages read: the first page starts where
+          // the filter's entries are, as a deep one does, not at the index's end (every other category's behind it).
+          const [firstBuffers, deeperBuffers] = buffers as [number, number];
+          assert.ok(firstBuffers <= 2 * deeperBuffers + 20, `the first page read ${firstBuffers} buffers, the deep one ${deeperBuffers}`);
         }
       });
     }

@@ -135,7 +135,16 @@ describe('moving a SQLite install to PostgreSQL, as docs/operations.md says', { 
     const port = await freePort();
     const shell = spawn('bash', ['-euc', `npx() { shift; "$NODE" "$BIN" "$@"; }\nnpm() { exec "$NODE" "$BIN" serve; }\n${script}`], {
       cwd: dir,
-      env: { ...process.env, NODE: process.execPath, BIN, HOST: '127.0.0.1', PORT: String(port), BOOTSTRAP_KEY_FILE: join(dir, 'no-key') },
+      env: {
+        ...process.env,
+        NODE: process.execPath,
+        BIN,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        BOOTSTRAP_KEY_FILE: join(dir, 'no-key'),
+        // As every test server: no image is checked at a registry the test did not start (test/support/process.ts).
+        IMAGE_CHECK: 'off',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

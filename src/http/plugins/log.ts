@@ -1,4 +1,5 @@
-import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 
 // What the logs say of a request: one line when it is answered (its route, status, duration, account and key id),
 // and never a key. The Authorization header is never logged; a key sent where it doesn't belong (`?api_key=pp_…`, a
@@ -54,6 +55,9 @@ export function redactingLogger(logger: FastifyServerOptions['logger']): Fastify
   return { ...options, serializers: { ...options.serializers, req: requestForLog as never } };
 }
 
+/** Whether `log` writes lines at `level` (Fastify's logger of no logging has no levels: it writes none). */
+const enabled = (log: FastifyBaseLogger, level: string): boolean => (log as Partial<Logger>).isLevelEnabled?.(level) ?? false;
+
 /** The route a request matched, as its template (`/v1/templates/:templateId`), never its URL; `(unmatched)` for none. */
 export const routeOf = (request: FastifyRequest): string => request.routeOptions.url ?? '(unmatched)';
 
@@ -64,10 +68,12 @@ export const routeOf = (request: FastifyRequest): string => request.routeOptions
  */
 export class RequestLog extends LogController {
   override incomingRequest(request: FastifyRequest): void {
-    request.log.debug({ method: request.method, url: redactUrl(request.url) }, 'request received');
+    if (enabled(request.log, 'debug')) request.log.debug({ method: request.method, url: redactUrl(request.url) }, 'request received');
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // The line is made only when it is written: at LOG_LEVEL=warn, a request that succeeds costs no line at all.
+    if (!enabled(request.log, error ? 'error' : 'info')) return;
     const line = {
       method: request.method,
       url: redactUrl(request.url),
@@ -79,4 +85,59 @@ export class RequestLog extends LogController {
     if (error) request.log.error({ ...line, err: error }, 'request');
     else request.log.info(line, 'request');
   }
+}
+
+type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+
+/**
+ * A request's logger: what it binds (the request's id, then its account and key id) is kept as an object and merged
+ * into a line only when one is written. pino's child() would serialize the bindings of every request, logged or not:
+ * two children a request were a tenth of a GET's CPU (docs/performance.md).
+ */
+class RequestLogger {
+  private readonly parent: Logger;
+  private readonly bound: Record<string, unknown>;
+
+  constructor(parent: Logger, bound: Record<string, unknown>) {
+    this.parent = parent;
+    this.bound = bound;
+  }
+
+  get level(): string {
+    return this.parent.level;
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return this.parent.isLevelEnabled(level);
+  }
+
+  child(bindings: Record<string, unknown>): RequestLogger {
+    return new RequestLogger(this.parent, { ...this.bound, ...bindings });
+  }
+
+  trace = (...args: unknown[]) => this.write('trace', args);
+  debug = (...args: unknown[]) => this.write('debug', args);
+  info = (...args: unknown[]) => this.write('info', args);
+  warn = (...args: unknown[]) => this.write('warn', args);
+  error = (...args: unknown[]) => this.write('error', args);
+  fatal = (...args: unknown[]) => this.write('fatal', args);
+  silent = () => {};
+
+  private write(level: Level, [first, ...rest]: unknown[]): void {
+    if (!this.parent.isLevelEnabled(level)) return;
+    const log = this.parent[level] as (...args: unknown[]) => void;
+    if (first instanceof Error) log.call(this.parent, { ...this.bound, err: first }, ...rest);
+    else if (typeof first === 'object' && first !== null) log.call(this.parent, { ...this.bound, ...first }, ...rest);
+    else log.call(this.parent, this.bound, first, ...rest);
+  }
+}
+
+/**
+ * Fastify's childLoggerFactory: each request's logger is a RequestLogger over the process's, unless the route asks
+ * for a level or serializers of its own (none does), or there is no logger to bind to.
+ */
+export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  const pino = logger as FastifyBaseLogger & Partial<Logger>;
+  if (Object.keys(options).length > 0 || typeof pino.isLevelEnabled !== 'function') return logger.child(bindings, options);
+  return new RequestLogger(pino as Logger, bindings) as unknown as FastifyBaseLogger;
 }

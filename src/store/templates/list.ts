@@ -267,13 +267,22 @@ function startsOf(
       (eb) => [...scoped(eb), eb('runtime_in_min', '<', runtime)],
     ];
   }
-  const lower: Condition = (eb) => [...partial(eb), ...key.equal.map(([column, value]) => eb(column, '>=', value))];
-  if (at === undefined) return [(eb) => [...lower(eb), ...key.equal.map(([column, value]) => eb(column, '<=', value))]];
-  const columns = [...key.equal.map(([column]) => column), ...(popular ? ['runtime_in_min'] : []), 'seq'];
-  const values = [...key.equal.map(([, value]) => value), ...(popular ? [at.runtime ?? 0] : []), at.seq];
-  const cursor = sql<SqlBool>`(${sql.join(columns.map((column) => sql.ref(column)))}) < (${sql.join(values)})`;
-  return [(eb) => [...lower(eb), cursor]];
+  // Both ends are row values over the index's columns: the first page starts past the largest runtime and seq, a deep
+  // one at its cursor, and every page ends below the smallest. With a bound of each column on its own, PostgreSQL 15
+  // started a first page's backward scan at the index's end, stepping over every other category's entries (620
+  // buffers for 20 rows at 300,000 templates, 4 this way).
+  const row = sql.join([...key.equal.map(([column]) => column), ...(popular ? ['runtime_in_min'] : []), 'seq'].map((c) => sql.ref(c)));
+  const equal = key.equal.map(([, value]) => value);
+  const bound = (...last: unknown[]) => sql.join([...equal, ...(popular ? last : last.slice(1))]);
+  const end = sql<SqlBool>`(${row}) >= (${bound(FIRST, FIRST)})`;
+  const start =
+    at === undefined ? sql<SqlBool>`(${row}) <= (${bound(LAST, LAST)})` : sql<SqlBool>`(${row}) < (${bound(at.runtime ?? 0, at.seq)})`;
+  return [(eb) => [...partial(eb), end, start]];
 }
+
+/** Past every runtime and seq (both bigint on PostgreSQL): where a first page starts, and where every page ends. */
+const LAST = sql.lit('9223372036854775807');
+const FIRST = sql.lit('-9223372036854775808');
 
 /** The page's order, as `order by` text over a row's `runtime` and `position` (its seq). */
 const orderOf = (popular: boolean) => sql.raw(popular ? 'runtime desc, position desc' : 'position desc');
