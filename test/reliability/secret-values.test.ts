@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { newKeyText } from '../../src/sealing/keyring.ts';
+import { eventually } from '../support/eventually.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { podplate, type ServerProcess, startServer } from '../support/process.ts';
 
@@ -96,7 +97,9 @@ forEachDialect('secret values in plain text', (dialect) => {
     for (const text of answers) for (const s of SENTINELS) assert.equal(text.includes(s), false, text.slice(0, 200));
   });
 
-  test('no log line holds a value, even at LOG_LEVEL=trace; who resolved what for whom is logged', () => {
+  test('no log line holds a value, even at LOG_LEVEL=trace; who resolved what for whom is logged', async () => {
+    // The log is written in blocks, at least every 250 ms (src/logger.ts).
+    await eventually('the resolve is logged', 5000, async () => server.stdout().includes('"msg":"template resolved"'));
     const logs = server.stdout() + server.stderr();
     assert.ok(logs.split('\n').length > 30, 'trace logging was on');
     for (const s of SENTINELS) assert.equal(logs.includes(s), false, s);
