@@ -33,8 +33,9 @@ export async function start(args: string[], env: Record<string, string>, readPor
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
+  // Only the start is read (the port announced): a server logging each request is not kept in memory here.
   child.stdout?.on('data', (d) => {
-    out += d;
+    if (out.length < 65_536) out += d;
   });
   child.stderr?.on('data', () => {});
   const deadline = Date.now() + 30_000;

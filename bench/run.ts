@@ -76,6 +76,7 @@ async function service(dialect: string): Promise<void> {
       const wide = seededIds(WIDE, total, SETTINGS.large);
       const all: Record<string, Request[]> = {
         get: seededIds(500, total, SETTINGS.large).map((id) => ({ path: `/v1/templates/${id}?includePublicTemplates=true` })),
+        getDefaults: seededIds(500, total, SETTINGS.large).map((id) => ({ path: `/v1/templates/${id}?includePublicTemplates=true` })),
         // More templates than the default read cache holds (CACHE_MAX_MB): the peak RSS is read with it full.
         getWide: [{ path: '/v1/templates', paths: wide.map((id) => `/v1/templates/${id}?includePublicTemplates=true`) }],
         list: [{ path: '/v1/templates?includePublicTemplates=true&limit=100' }],
@@ -89,6 +90,7 @@ async function service(dialect: string): Promise<void> {
       };
       const labels: Record<string, string> = {
         get: 'GET /v1/templates/{id}',
+        getDefaults: 'GET /v1/templates/{id}, LOG_LEVEL=info and the rate limit on',
         getWide: `GET /v1/templates/{id} over ${wide.length.toLocaleString('en')} ids`,
         list: 'GET /v1/templates (page of 100)',
         list20: 'GET /v1/templates (page of 20)',
@@ -144,6 +146,11 @@ async function service(dialect: string): Promise<void> {
       errors: abused.pages.otherErrors,
     });
     pagesRss[dialect] = peakRssMb(server.child.pid);
+    await stop(server);
+    // What the defaults cost a GET: a log line for each request (LOG_LEVEL=info), and the rate limit (on, the key
+    // allowed the load).
+    server = await start(['bin/podplate.js', 'serve'], { ...env, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '10000000' }, false);
+    await measure(SMALL, ['getDefaults']);
     await stop(server);
 
     seedSeconds[dialect] = (seedSeconds[dialect] ?? 0) + (await seedCatalogue(db.url, SMALL, SETTINGS.large, SETTINGS.large));
