@@ -12,7 +12,7 @@ const SLOW = [
   'test/cli.test.ts',
   'test/cli/*.test.ts',
   'test/images/{checks,pins,cli}.test.ts',
-  'test/ui/{browser,browse,live,reading,secrets,images}.test.ts',
+  'test/ui/{browser,browse,live,reading,secrets,images,daily}.test.ts',
   'test/secrets.test.ts',
   'test/server.test.ts',
   'test/shutdown.test.ts',

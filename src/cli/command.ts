@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { type Command, Option } from 'commander';
 import { Document, isScalar, Scalar, visit } from 'yaml';
-import { type Column, escapeUnsafe, note, out, printJson, table } from './output.ts';
+import { type Column, escapeUnsafe, note, out, printJson, table, withoutValues } from './output.ts';
 
 // What every client command shares: the output flags and how a list or one resource is printed, usage errors,
 // confirmations, and the small parsers of flag values.
@@ -16,6 +16,8 @@ export interface OutputFlags {
   json?: boolean;
   quiet?: boolean;
   headers?: boolean;
+  /** Print env values in full; otherwise every format masks them (output.ts, `withoutValues`). */
+  showValues?: boolean;
 }
 
 /** Adds -o/--output (and --json); for lists also -q/--quiet and --no-headers. */
@@ -28,7 +30,12 @@ export function withOutput(command: Command, list = false): Command {
   return command;
 }
 
+/** --show-values, for a command that prints templates, revisions or releases. */
+export const showValues = () => new Option('--show-values', 'print env values in full (every format masks them, secret references aside)');
+
 export const formatOf = (flags: OutputFlags): Format => (flags.json ? 'json' : (flags.output ?? 'table'));
+/** Whether the flags ask for data (JSON or YAML) rather than text for people. */
+export const printsData = (flags: OutputFlags) => formatOf(flags) === 'json' || formatOf(flags) === 'yaml';
 
 /**
  * YAML whose strings holding an unsafe character (output.ts) are double-quoted, where `\uXXXX` is an escape: every
@@ -44,11 +51,12 @@ function safeYaml(value: unknown): string {
   return escapeUnsafe(document.toString());
 }
 
-/** Prints JSON or YAML and returns true; false when the format is a table, for the caller to print its own. */
+/** Prints JSON or YAML (env values masked unless --show-values) and returns true; false when the format is a table, for the caller to print its own. */
 export function printData(value: unknown, flags: OutputFlags): boolean {
   const format = formatOf(flags);
-  if (format === 'json') printJson(value);
-  else if (format === 'yaml') process.stdout.write(safeYaml(value));
+  const shown = flags.showValues ? value : withoutValues(value);
+  if (format === 'json') printJson(shown);
+  else if (format === 'yaml') process.stdout.write(safeYaml(shown));
   else return false;
   return true;
 }

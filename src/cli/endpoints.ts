@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { type Endpoint, type PodplateClient, type Release, toArray } from '../client/index.ts';
-import { confirm, integerFlag, type OutputFlags, printData, printList, UsageError, withOutput } from './command.ts';
+import { confirm, integerFlag, type OutputFlags, printData, printList, printsData, showValues, UsageError, withOutput } from './command.ts';
 import { client } from './config.ts';
 import { diffOf, diffText, endpointDetails, endpointShape, note, out, releaseShape } from './output.ts';
 
@@ -9,13 +9,31 @@ import { diffOf, diffText, endpointDetails, endpointShape, note, out, releaseSha
 
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  ${l}`).join('\n')}\n`;
 
+/** The names of the endpoints' templates (the caller's own, bound: read with the flag), by template id. */
+async function templateNames(podplate: PodplateClient, endpoints: Endpoint[]): Promise<Map<string, string>> {
+  const ids = [...new Set(endpoints.map((e) => e.templateId))];
+  const names = await Promise.all(
+    ids.map((id) =>
+      podplate.getTemplate(id, { includeEndpointBoundTemplates: true }).then(
+        ({ value }) => [id, value.name] as const,
+        () => undefined,
+      ),
+    ),
+  );
+  return new Map(names.filter((n) => n !== undefined));
+}
+
 async function list(flags: OutputFlags): Promise<void> {
-  printList(await toArray(client().listEndpoints()), endpointShape, flags, 'No endpoints.');
+  const podplate = client();
+  const endpoints = await toArray(podplate.listEndpoints());
+  const names = flags.quiet || printsData(flags) ? new Map() : await templateNames(podplate, endpoints);
+  printList(endpoints, endpointShape(names), flags, 'No endpoints.');
 }
 
 async function get(id: string, flags: OutputFlags): Promise<void> {
-  const endpoint = await client().getEndpoint(id);
-  if (!printData(endpoint, flags)) out(endpointDetails(endpoint));
+  const podplate = client();
+  const endpoint = await podplate.getEndpoint(id);
+  if (!printData(endpoint, flags)) out(endpointDetails(endpoint, (await templateNames(podplate, [endpoint])).get(endpoint.templateId)));
 }
 
 interface EndpointFlags extends OutputFlags {
@@ -73,7 +91,8 @@ async function remove(id: string, flags: { yes?: boolean }): Promise<void> {
 }
 
 async function releasesList(endpointId: string, flags: OutputFlags): Promise<void> {
-  printList(await toArray(client().listReleases(endpointId)), releaseShape, flags, 'No releases.');
+  const releases = await toArray(client().listReleases(endpointId));
+  printList(releases, releaseShape(releases), flags, 'No releases.');
 }
 
 const FINISHED = new Set(['completed', 'failed', 'superseded']);
@@ -217,8 +236,9 @@ export function releaseCommands(program: Command): void {
     group
       .command('list')
       .alias('ls')
-      .description("List an endpoint's rolling releases, newest first, with their progress and webhook delivery.")
-      .argument('<endpoint-id>'),
+      .description("List an endpoint's rolling releases, newest first, with where each stands (-o wide adds the webhook's delivery).")
+      .argument('<endpoint-id>')
+      .addOption(showValues()),
     true,
   )
     .addHelpText('after', examples('podplate releases list 7c1q0d9x2m4kp8za'))

@@ -1,4 +1,5 @@
 import type { Endpoint, PodplateProblem, RegistryAuth, Release, Revision, Template } from '../client/index.ts';
+import { releaseState } from '../domain/release-state.ts';
 import { maskedEnvValue, maskTokens } from '../domain/token-formats.ts';
 import type { Shape } from './command.ts';
 
@@ -197,13 +198,43 @@ export function templateDetails(t: Template, etag?: string, showValues = false):
 }
 
 type Change = { field: string; from?: unknown; to?: unknown };
-/** A change as text; values in a well-known token format masked (`hf_••••••••`) unless `showValues`. */
+type Env = Record<string, string>;
+const isEnv = (v: unknown): v is Env => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** An environment with every value masked but secret references (`{{ secret.NAME }}`), which hold no secret. */
+export const maskEnv = (env: Env): Env => Object.fromEntries(Object.entries(env).map(([k, v]) => [k, maskedEnvValue(v)]));
+
+/**
+ * What the API sent, with every env value masked as `maskEnv` does: a template's `env`, and the `from`/`to` of an env
+ * change in a revision's or a release's diff. What -o json|yaml prints unless --show-values.
+ */
+export function withoutValues(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutValues);
+  if (!isEnv(value)) return value;
+  if (value.field === 'env' && 'from' in value)
+    return { ...value, from: isEnv(value.from) ? maskEnv(value.from) : value.from, to: isEnv(value.to) ? maskEnv(value.to) : value.to };
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'env' && isEnv(v) ? maskEnv(v) : withoutValues(v)]));
+}
+
+/** Which variables an env change added, changed and removed, by name: "changed A, added B, removed C". */
+function envChanges(from: unknown, to: unknown): string {
+  const [before, after] = [isEnv(from) ? from : {}, isEnv(to) ? to : {}];
+  const verb = (k: string) => (!(k in before) ? 'added' : !(k in after) ? 'removed' : before[k] !== after[k] ? 'changed' : undefined);
+  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])];
+  return names.flatMap((k) => (verb(k) ? [`${verb(k)} ${k}`] : [])).join(', ');
+}
+
+/**
+ * A change as text. Unless `showValues`, an env change names the variables only, and other values in a well-known
+ * token format are masked (`hf_••••••••`).
+ */
 const change = (c: Change, showValues = false) => {
+  if (c.field === 'env' && !showValues) return `env: ${envChanges(c.from, c.to)}`;
   const value = (v: unknown) => (showValues ? JSON.stringify(v) : maskTokens(JSON.stringify(v) ?? ''));
   return `${c.field}: ${value(c.from)} → ${value(c.to)}`;
 };
 
-/** What an update changed, a field a line: `  imageName: "a" → "b"`; tokens masked unless `showValues`. */
+/** What an update changed, a field a line: `  imageName: "a" → "b"`, `  env: changed A`; values as `change` says. */
 export const diffText = (changes: Change[], showValues = false) => changes.map((c) => `  ${change(c, showValues)}`).join('\n');
 
 /** The fields whose values differ between two versions of a resource, in `fields` order. */
@@ -231,32 +262,43 @@ export const revisionShape = (showValues = false): Shape<Revision> => ({
   row: (r) => [
     String(r.revision),
     ago(r.createdAt),
-    r.author || r.keyId,
+    r.keyLabel ? `${r.author} (${r.keyLabel})` : r.author || r.keyId,
     r.keyId,
     r.diff.length === 0 ? '(created)' : r.diff.map((c) => change(c, showValues)).join('; '),
   ],
   id: (r) => String(r.revision),
 });
 
-export const endpointShape: Shape<Endpoint> = {
+/** Endpoints as a table, each with its template's name (from `names`, by template id; the id where it is unknown). */
+export const endpointShape = (names: Map<string, string>): Shape<Endpoint> => ({
   columns: [
     { header: 'ID' },
     { header: 'NAME', flex: true },
-    { header: 'TEMPLATE' },
+    { header: 'TEMPLATE', flex: true },
+    { header: 'TEMPLATE ID', wide: true },
     { header: 'WORKERS' },
     { header: 'VERSION' },
     { header: 'CREATED', wide: true },
     { header: 'UPDATED' },
   ],
-  row: (e) => [e.id, e.name, e.templateId, `${e.workersMin}-${e.workersMax}`, String(e.version), ago(e.createdAt), ago(e.updatedAt)],
+  row: (e) => [
+    e.id,
+    e.name,
+    names.get(e.templateId) ?? e.templateId,
+    e.templateId,
+    `${e.workersMin}-${e.workersMax}`,
+    String(e.version),
+    ago(e.createdAt),
+    ago(e.updatedAt),
+  ],
   id: (e) => e.id,
-};
+});
 
-export function endpointDetails(e: Endpoint): string {
+export function endpointDetails(e: Endpoint, templateName?: string): string {
   return details([
     ['ID', e.id],
     ['Name', e.name],
-    ['Template', e.templateId],
+    ['Template', templateName === undefined ? e.templateId : `${templateName} (${e.templateId})`],
     ['Workers', `${e.workersMin} to ${e.workersMax}`],
     ['Version', String(e.version)],
     ['Created', when(e.createdAt)],
@@ -264,14 +306,16 @@ export function endpointDetails(e: Endpoint): string {
   ]);
 }
 
-export const releaseShape: Shape<Release> = {
+/** An endpoint's releases as a table: each says where it stands in words (a superseded one, by which of `all`). */
+export const releaseShape = (all: Release[]): Shape<Release> => ({
   columns: [
     { header: 'ID' },
     { header: 'VERSION' },
     { header: 'TEMPLATE REV' },
     { header: 'STATUS' },
     { header: 'WORKERS' },
-    { header: 'WEBHOOK', flex: true },
+    { header: 'STATE', flex: true },
+    { header: 'WEBHOOK', wide: true },
     { header: 'CHANGES', wide: true },
     { header: 'UPDATED' },
   ],
@@ -281,12 +325,13 @@ export const releaseShape: Shape<Release> = {
     String(r.templateRevision),
     r.status,
     `${r.workersUpdated}/${r.workersTotal}`,
+    releaseState(r, all),
     r.delivery.deliveredAt ? 'delivered' : `${r.delivery.attempts} attempts`,
     r.diff.map((c) => change(c)).join('; '),
     ago(r.updatedAt),
   ],
   id: (r) => r.id,
-};
+});
 
 export const registryAuthShape: Shape<RegistryAuth> = {
   columns: [{ header: 'ID' }, { header: 'NAME', flex: true }, { header: 'CREATED' }],

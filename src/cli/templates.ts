@@ -1,7 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { extname } from 'node:path';
 import type { Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
 import { type Template, type TemplateCreate, type TemplateListQuery, type TemplateUpdate, toArray } from '../client/index.ts';
 import {
   collect,
@@ -12,12 +9,15 @@ import {
   type OutputFlags,
   printData,
   printList,
+  printsData,
+  showValues,
   UsageError,
   withOutput,
 } from './command.ts';
 import { client } from './config.ts';
 import { imageCheckCommands } from './image-checks.ts';
 import { diffOf, diffText, note, out, revisionShape, templateDetails, templateShape } from './output.ts';
+import { type FieldFlags, fieldOptions, fieldsFrom } from './template-fields.ts';
 
 // podplate templates list|get|create|copy|update|delete|revisions|rollback|check|repin
 
@@ -65,7 +65,8 @@ async function list(flags: ListFlags): Promise<void> {
   const query: TemplateListQuery = {
     ...(flags.public ? { includePublicTemplates: true } : {}),
     ...(flags.platform ? { includePlatformTemplates: true } : {}),
-    ...(flags.bound ? { includeEndpointBoundTemplates: true } : {}),
+    // Your own templates don't vanish once an endpoint runs them: bound ones are listed unless --no-bound.
+    ...(flags.bound !== false ? { includeEndpointBoundTemplates: true } : {}),
     ...(category ? { category: category as TemplateListQuery['category'] } : {}),
     ...(flags.serverless ? { isServerless: true } : flags.pods ? { isServerless: false } : {}),
     ...(flags.search !== undefined ? { q: flags.search } : {}),
@@ -82,129 +83,11 @@ async function list(flags: ListFlags): Promise<void> {
   }
   printList(templates, templateShape(templates), flags, 'No templates.');
   if (more && !flags.quiet && !printsData(flags)) note('More templates follow: add --all to list every page.');
-  if (flags.search !== undefined && !flags.bound && !flags.quiet && !printsData(flags))
-    note('Templates bound to an endpoint are not searched: add --bound to include them.');
 }
-
-const printsData = (flags: OutputFlags) => flags.json || flags.output === 'json' || flags.output === 'yaml';
 
 async function get(id: string, flags: OutputFlags & { showValues?: boolean }): Promise<void> {
   const { value, etag } = await client().getTemplate(id, EVERYTHING);
   if (!printData(value, flags)) out(templateDetails(value, etag, flags.showValues));
-}
-
-interface FieldFlags extends OutputFlags {
-  file?: string;
-  name?: string;
-  image?: string;
-  containerDisk?: string;
-  volume?: string;
-  volumeMountPath?: string;
-  registryAuth?: string;
-  env?: string[];
-  port?: string[];
-  entrypoint?: string[];
-  cmd?: string[];
-  readme?: string;
-  readmeFile?: string;
-  public?: boolean;
-  private?: boolean;
-}
-
-/** The flags that set a template's fields; create has them all, update all but the immutable ones. */
-function fieldOptions(command: Command, update: boolean): Command {
-  const merge = update ? ' (added to the current ones; see --replace-env)' : '; repeat for more';
-  return command
-    .option('-f, --file <path>', 'the fields from a JSON or YAML file (- for stdin); flags override it')
-    .option('--name <name>', 'the name, unique among your templates')
-    .option('--image <ref>', 'the image reference, e.g. runpod/pytorch:2.2.0')
-    .option('--container-disk <GB>', 'container disk size')
-    .option('--volume <GB>', 'volume size (0 for none)')
-    .option('--volume-mount-path <path>', 'where the volume is mounted')
-    .option('--registry-auth <id>', 'one of your registry auths, to pull a private image (podplate registry-auth list); "" for none')
-    .option('-e, --env <KEY=VALUE>', `an environment variable${merge}`, collect)
-    .option(
-      '-p, --port <port/proto>',
-      `an exposed port, <1-65535>/<http|tcp>${update ? ' (added to the current ones; see --replace-ports)' : '; repeat for more'}`,
-      collect,
-    )
-    .option('--entrypoint <word>', 'one word of the entrypoint; repeat for each word (replaces the entrypoint)', collect)
-    .option('--cmd <word>', 'one word of the start command; repeat for each word (replaces the command)', collect)
-    .option('--readme <markdown>', 'the readme')
-    .option('--readme-file <path>', 'the readme, from a file')
-    .option('--public', 'anyone can use the template')
-    .option('--private', 'only you can use the template');
-}
-
-function readTemplateFile(path: string): Record<string, unknown> {
-  const shown = path === '-' ? 'stdin (-f -)' : path;
-  let text: string;
-  try {
-    text = readFileSync(path === '-' ? 0 : path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${shown}: ${(error as Error).message}`);
-  }
-  if (path === '-' && text.trim() === '')
-    throw new UsageError(
-      `${shown} is empty: pipe a template into it, e.g. podplate templates get <id> -o yaml | podplate templates create -f -`,
-    );
-  let value: unknown;
-  try {
-    value = extname(path).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
-  } catch (error) {
-    throw new UsageError(`${shown} is not valid ${extname(path).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
-  }
-  if (Array.isArray(value))
-    throw new UsageError(`${shown} holds a list: it takes one template, as templates get <id> -o json|yaml prints it`);
-  if (typeof value !== 'object' || value === null) throw new UsageError(`${shown} must hold one template: an object of its fields`);
-  return value as Record<string, unknown>;
-}
-
-function envOf(pairs: string[]): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const pair of pairs) {
-    const at = pair.indexOf('=');
-    if (at <= 0) throw new UsageError(`--env takes KEY=VALUE, not ${JSON.stringify(pair)}`);
-    env[pair.slice(0, at)] = pair.slice(at + 1);
-  }
-  return env;
-}
-
-function portsOf(ports: string[]): string[] {
-  for (const port of ports)
-    if (!/^[0-9]+\/[A-Za-z]+$/.test(port))
-      throw new UsageError(`--port takes <port>/<http|tcp>, e.g. 8888/http, not ${JSON.stringify(port)}`);
-  return ports;
-}
-
-/** The fields given by -f and the flags (flags win); absent flags leave fields absent. */
-function fieldsFrom(flags: FieldFlags): Record<string, unknown> {
-  if (flags.public && flags.private) throw new UsageError('--public and --private exclude each other');
-  if (flags.readme !== undefined && flags.readmeFile !== undefined) throw new UsageError('give --readme or --readme-file, not both');
-  let readme = flags.readme;
-  if (flags.readmeFile !== undefined) {
-    try {
-      readme = readFileSync(flags.readmeFile, 'utf8');
-    } catch (error) {
-      throw new UsageError(`cannot read ${flags.readmeFile}: ${(error as Error).message}`);
-    }
-  }
-  const given: Record<string, unknown> = {
-    name: flags.name,
-    imageName: flags.image,
-    containerDiskInGb: integerFlag('container-disk', flags.containerDisk),
-    volumeInGb: integerFlag('volume', flags.volume),
-    volumeMountPath: flags.volumeMountPath,
-    containerRegistryAuthId: flags.registryAuth,
-    env: flags.env && envOf(flags.env),
-    ports: flags.port && portsOf(flags.port),
-    dockerEntrypoint: flags.entrypoint,
-    dockerStartCmd: flags.cmd,
-    readme,
-    isPublic: flags.public ? true : flags.private ? false : undefined,
-  };
-  const file = flags.file !== undefined ? readTemplateFile(flags.file) : {};
-  return { ...file, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) };
 }
 
 interface CreateFlags extends FieldFlags {
@@ -223,7 +106,7 @@ async function create(flags: CreateFlags): Promise<void> {
   if (body.name === undefined || body.imageName === undefined)
     throw new UsageError(`a template needs ${body.name === undefined ? '--name' : '--image'} (or the field in -f)`);
   const { value, etag } = await client().createTemplate(body as TemplateCreate, { idempotencyKey: flags.idempotencyKey });
-  if (!printData(value, flags)) out(`Created template ${value.id}.\n\n${templateDetails(value, etag)}`);
+  if (!printData(value, flags)) out(`Created template ${value.id}.\n\n${templateDetails(value, etag, flags.showValues)}`);
 }
 
 async function copy(id: string, flags: OutputFlags & { name?: string; public?: boolean; private?: boolean }): Promise<void> {
@@ -234,7 +117,7 @@ async function copy(id: string, flags: OutputFlags & { name?: string; public?: b
   body.name = flags.name ?? `${source.name} (copy)`;
   body.isPublic = flags.public ? true : flags.private ? false : source.isPublic && !source.isPlatform;
   const { value, etag } = await podplate.createTemplate(body);
-  if (!printData(value, flags)) out(`Copied template ${source.id} to ${value.id}.\n\n${templateDetails(value, etag)}`);
+  if (!printData(value, flags)) out(`Copied template ${source.id} to ${value.id}.\n\n${templateDetails(value, etag, flags.showValues)}`);
 }
 
 interface UpdateFlags extends FieldFlags {
@@ -254,7 +137,9 @@ function printChange(verb: string, before: Template, after: Template, etag: stri
     out(`No changes: template ${after.id} stays at revision ${after.revision}.`);
     return;
   }
-  out(`${verb} template ${after.id}: revision ${before.revision} → ${after.revision}, ETag ${etag}.\n${diffText(changes)}`);
+  out(
+    `${verb} template ${after.id}: revision ${before.revision} → ${after.revision}, ETag ${etag}.\n${diffText(changes, flags.showValues)}`,
+  );
 }
 
 /** A clearing flag, the flag it can't be given with, and what to give instead. */
@@ -344,16 +229,21 @@ export function templateCommands(program: Command): void {
     group
       .command('list')
       .alias('ls')
-      .description('List the templates you can see, newest first: your own, and with flags public, official and bound ones.')
+      .description(
+        'List the templates you can see, newest first: your own (those bound to an endpoint are included), and with ' +
+          'flags public and official ones. Env values are masked in every format unless --show-values is given.',
+      )
       .option('--public', "include other accounts' public templates")
       .option('--platform', 'include official platform templates')
-      .option('--bound', 'include templates bound to Serverless endpoints')
+      .option('--bound', 'include templates bound to Serverless endpoints (the default)')
+      .option('--no-bound', 'leave out templates bound to Serverless endpoints')
       .option('--category <NVIDIA|AMD|CPU>', 'only this category')
       .option('--serverless', 'only Serverless templates')
       .option('--pods', 'only Pod templates')
       .option('-s, --search <text>', 'only templates whose name or image contains the text (ignoring case)')
       .option('--limit <n>', 'templates per page (default 100, at most 1000)')
-      .option('--all', 'follow the Link header through every page (default: the first page only)'),
+      .option('--all', 'follow the Link header through every page (default: the first page only)')
+      .addOption(showValues()),
     true,
   )
     .addHelpText(
@@ -371,11 +261,11 @@ export function templateCommands(program: Command): void {
       .command('get')
       .alias('show')
       .description(
-        'Show a template: yours, or any public, official or bound one you can see. Env values are masked (secret ' +
-          'references are shown) unless --show-values is given; -o json prints what the API sent.',
+        'Show a template: yours (bound to an endpoint or not), or any public or official one you can see. Env values are ' +
+          'masked in every format, -o json|yaml included (secret references are shown), unless --show-values is given.',
       )
       .argument('<template-id>')
-      .option('--show-values', 'print env values in full'),
+      .addOption(showValues()),
   )
     .addHelpText(
       'after',
@@ -394,6 +284,7 @@ export function templateCommands(program: Command): void {
       .option('--serverless', 'a Serverless template (fixed once created)')
       .option('--idempotency-key <key>', 'retry safely: a repeat with the same key creates nothing new'),
   )
+    .addOption(showValues())
     .addHelpText(
       'after',
       '\nA file that GET produced (templates get -o json/yaml) may be given to -f: the fields the server sets (id, revision,\n' +
@@ -415,6 +306,7 @@ export function templateCommands(program: Command): void {
       .option('--public', 'make the copy public')
       .option('--private', 'make the copy private (the default for a copy of an official template)'),
   )
+    .addOption(showValues())
     .addHelpText('after', examples('podplate templates copy 5x2k9d0v7m3qh8wz --name "my notebook"'))
     .action(copy);
 
@@ -438,10 +330,12 @@ export function templateCommands(program: Command): void {
       .option('--no-ports', 'clear the ports (as --replace-ports alone; not with --port)')
       .option('--no-entrypoint', "back to the image's own entrypoint (not with --entrypoint)")
       .option('--no-cmd', "back to the image's own start command (not with --cmd)")
-      .option('--if-match <etag>', 'only if the template is still at this ETag (r3 or "r3"); 412 otherwise'),
+      .option('--if-match <etag>', 'only if the template is still at this ETag (r3 or "r3"); 412 otherwise')
+      .addOption(showValues()),
   ).addHelpText(
     'after',
     '\n--env and --port add to the current values (read first; the write then applies only to the revision read).\n' +
+      'The change names the variables that changed, never their values, unless --show-values is given.\n' +
       examples(
         'podplate templates update 5x2k9d0v7m3qh8wz --image runpod/pytorch:2.2.0',
         'podplate templates update 5x2k9d0v7m3qh8wz -e HF_TOKEN=… --unset-env OLD --port 8080/http',
@@ -467,11 +361,11 @@ export function templateCommands(program: Command): void {
       .command('revisions')
       .alias('history')
       .description(
-        'List every revision of one of your templates, newest first, with its author and changes. Values in a ' +
-          'well-known token format are masked unless --show-values is given.',
+        'List every revision of one of your templates, newest first, with its author and changes. Changes name the ' +
+          'variables changed, never their values, and every format masks env values unless --show-values is given.',
       )
       .argument('<template-id>')
-      .option('--show-values', 'print changed values in full'),
+      .option('--show-values', 'print env values and changed values in full'),
     true,
   )
     .addHelpText(
@@ -487,7 +381,8 @@ export function templateCommands(program: Command): void {
       .argument('<template-id>', "the template's id")
       .argument('<revision>', 'the revision number to go back to (podplate templates revisions <template-id> lists them)')
       .option('--if-match <etag>', 'only if the template is still at this ETag (r3 or "r3"); 412 otherwise')
-      .option('--idempotency-key <key>', 'retry safely: a repeat with the same key rolls back once'),
+      .option('--idempotency-key <key>', 'retry safely: a repeat with the same key rolls back once')
+      .addOption(showValues()),
   )
     .addHelpText('after', examples('podplate templates rollback 5x2k9d0v7m3qh8wz 3'))
     .action(rollback);

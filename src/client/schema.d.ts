@@ -754,9 +754,12 @@ export interface components {
             /** @description Each offending field, when the problem is with the request content. */
             errors?: {
                 in: "body" | "query" | "path" | "header";
+                /** @description What is wrong, in words. */
                 message: string;
                 /** @description JSON Pointer to the offending value, from the root of its part of the request. */
                 path: string;
+                /** @description The pattern the value must match, where it broke one: for programs (the message says it in words). */
+                pattern?: string;
             }[];
             /** @description With `unresolvable-template`: every secret the template refers to that the launching account lacks. */
             missingSecrets?: string[];
@@ -951,6 +954,8 @@ export interface components {
             imageDigest: string | null;
             /** @description The API key that made it. */
             keyId: string;
+            /** @description The label of the key that made it; empty when the key has none. */
+            keyLabel: string;
             /** @description The revision number: 1 at creation, one more for each change. */
             revision: number;
             /**

@@ -6,6 +6,8 @@ export interface FieldError {
   message: string;
   /** The part of the request it is in, when not the body. */
   in?: 'body' | 'query' | 'path' | 'header';
+  /** The pattern the value broke, for programs (the message says it in words). */
+  pattern?: string;
 }
 
 /** A key as a JSON Pointer segment (RFC 6901): "~" becomes "~0", "/" becomes "~1". */

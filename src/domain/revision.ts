@@ -28,6 +28,8 @@ export interface RevisionRecord {
   keyId: string;
   /** The account name of the key that made it, where a read joined it. */
   author?: string;
+  /** That key's label ('' when it has none), where a read joined it. */
+  keyLabel?: string;
   createdAt: string;
   /** The digest its image was pinned to: found by its check, or carried from the revision it was made from. */
   imageDigest: string | null;
@@ -71,6 +73,7 @@ export const Revision = Type.Object(
     createdAt: Type.String({ format: 'date-time', description: 'When the revision was made.' }),
     keyId: Type.String({ description: 'The API key that made it.' }),
     author: Type.String({ description: 'The name of the account whose key made it.' }),
+    keyLabel: Type.String({ description: 'The label of the key that made it; empty when the key has none.' }),
     diff: Type.Array(Type.Ref(FieldChangeSchema), { description: 'The fields changed from the revision before; empty for revision 1.' }),
     template: Type.Pick(Template, CONTENT_FIELDS, { description: 'The template content at this revision.' }),
     imageDigest: Type.Union([Type.String(), Type.Null()], {

@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { DomainError, escapePointer, type FieldError, invalid } from './errors.ts';
 import { RegistryAuthCredentials } from './registry-auth.ts';
-import { ENV_NAME, Template } from './template.ts';
+import { ENV_NAME, ENV_NAME_MESSAGE, Template } from './template.ts';
 import { STORABLE_TEXT, STORABLE_TEXT_MESSAGE } from './text.ts';
 import { firstToken } from './token-formats.ts';
 
@@ -19,7 +19,7 @@ export const SecretName = Type.String({
   minLength: 1,
   maxLength: SECRET_NAME_MAX,
   pattern: ENV_NAME,
-  errorMessage: `secret names must match ${ENV_NAME}`,
+  errorMessage: ENV_NAME_MESSAGE,
   description: 'The name of the secret, as references name it: like an environment variable name (`HF_TOKEN`).',
   examples: ['HF_TOKEN'],
 });
@@ -102,7 +102,7 @@ export function referencesIn(value: string): { references: Reference[]; malforme
     if (name.length === 0 || name.length > SECRET_NAME_MAX || !NAME.test(name)) {
       return {
         references,
-        malformed: `has a secret reference whose name ${JSON.stringify(name.slice(0, 40))} does not match ${ENV_NAME}; write {{ secret.NAME }}`,
+        malformed: `has a secret reference whose name ${JSON.stringify(name.slice(0, 40))} is not letters, digits and underscores (not starting with a digit); write {{ secret.NAME }}`,
       };
     }
     references.push({ start: at, end: close + CLOSE.length, name });
@@ -159,7 +159,7 @@ export function scanPublicEnv(template: {
   if (errors.length > 0) {
     throw invalid(
       `A public template is readable by everyone, and it holds what looks like a token: ${errors.map((e) => e.path.slice(1)).join(', ')}. ` +
-        'Store the value as a secret (PUT /v1/secrets/{name}) and refer to it with {{ secret.NAME }} in the env.',
+        'Store the value as a secret of your account and refer to it as {{ secret.NAME }} in the env.',
       errors,
     );
   }
@@ -180,7 +180,7 @@ export class MissingSecrets extends DomainError {
     super(
       'unresolvable',
       `The launching account has no secret named ${missing.join(', ')}, which the template's env refers to; ` +
-        'it must set them (PUT /v1/secrets/{name}) before launching.',
+        'it must set them (as secrets of that account) before launching.',
     );
     this.missing = missing;
   }

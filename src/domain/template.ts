@@ -13,8 +13,10 @@ import type { VisibleFacts } from './visibility.ts';
 export const CATEGORIES = ['NVIDIA', 'AMD', 'CPU'] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-const PORT = '^(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})/(?:http|tcp)$';
+export const PORT = '^(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})/(?:http|tcp)$';
 export const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
+/** ENV_NAME in words, for people (the pattern goes beside it in a problem's `errors[].pattern`). */
+export const ENV_NAME_MESSAGE = 'must be letters, digits and underscores only, not starting with a digit (like HF_TOKEN)';
 
 // Free text may hold any Unicode but NUL and lone UTF-16 surrogates: the HTTP layer refuses those in every string of a
 // request (http/plugins/text.ts) and names each place; each field states the rule too (STORABLE_TEXT), so that what
@@ -83,7 +85,7 @@ const writable = {
       pattern: ENV_NAME,
       // A body's parser refuses this key for safety (http/plugins/json.ts): stated, so that no client sends it.
       not: { const: '__proto__' },
-      errorMessage: `environment variable names must match ${ENV_NAME}, and not be "__proto__"`,
+      errorMessage: ENV_NAME_MESSAGE,
     },
     additionalProperties: text(32768),
     description:
@@ -93,12 +95,15 @@ const writable = {
       'of a well-known format (400).',
     examples: [{ HF_HOME: '/workspace/hf' }],
   }),
-  ports: Type.Array(Type.String({ pattern: PORT, errorMessage: 'must be "<port 1-65535>/<http|tcp>", for example "8888/http"' }), {
-    maxItems: 64,
-    uniqueItems: true,
-    description: 'Ports exposed on a Pod or worker, each `<port number>/<protocol>` with protocol `http` or `tcp`.',
-    examples: [['8888/http', '22/tcp']],
-  }),
+  ports: Type.Array(
+    Type.String({ pattern: PORT, errorMessage: 'must be a port from 1 to 65535 and the protocol http or tcp, like 8888/http' }),
+    {
+      maxItems: 64,
+      uniqueItems: true,
+      description: 'Ports exposed on a Pod or worker, each `<port number>/<protocol>` with protocol `http` or `tcp`.',
+      examples: [['8888/http', '22/tcp']],
+    },
+  ),
   readme: text(102400, {
     description: 'Markdown describing the template (at most 102400 characters); displayed in the UI when the template is selected.',
   }),

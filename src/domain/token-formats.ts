@@ -95,5 +95,8 @@ const REFERENCE = /\{\{ *secret\.[A-Za-z_][A-Za-z0-9_]* *\}\}/g;
 /** Whether `value` holds nothing but secret references (and spaces): no secret in it, so shown as it is when masking. */
 export const onlyReferences = (value: string): boolean => value.trim() !== '' && value.replace(REFERENCE, '').trim() === '';
 
+/** What a masked env value shows instead of the value. */
+export const ENV_MASK = '••••••••';
+
 /** How an env value is shown masked: references as they are (they hold no secret), anything else as dots. */
-export const maskedEnvValue = (value: string): string => (value === '' || onlyReferences(value) ? value : '••••••••');
+export const maskedEnvValue = (value: string): string => (value === '' || onlyReferences(value) ? value : ENV_MASK);

@@ -3,7 +3,7 @@ import { escapePointer, type FieldError } from './errors.ts';
 import { IMAGE_REFERENCE_PATTERN, imageReferenceProblem } from './image-reference.ts';
 import { MOUNT_PATH_PATTERN, mountPathProblem } from './mount-path.ts';
 import { NAME_PATTERN, nameProblem } from './name.ts';
-import { CONTENT_FIELDS, READ_ONLY_FIELDS, Template } from './template.ts';
+import { CONTENT_FIELDS, ENV_NAME, PORT, READ_ONLY_FIELDS, Template } from './template.ts';
 
 // The schemas of template.ts as a validator (Ajv, with the keywords only ours read), and its errors as field errors
 // each domain rule explains: what checks a request (http/validation.ts) and what checks stored values (an import).
@@ -26,6 +26,8 @@ export function validator(options: Options): Ajv {
 }
 
 const readOnly = new Set<string>(READ_ONLY_FIELDS);
+/** Patterns whose message says them in words, short enough to follow it as `pattern`, for programs. */
+const SHOWN_PATTERNS = new Set([ENV_NAME, PORT]);
 
 function explain(error: ErrorObject): FieldError {
   const { params, instancePath, keyword } = error;
@@ -44,7 +46,9 @@ function explain(error: ErrorObject): FieldError {
     case 'pattern': {
       const problem = EXPLAINED_PATTERNS.get(String(params.pattern));
       const explained = problem && typeof error.data === 'string' ? problem(error.data) : undefined;
-      return { path: instancePath, message: explained ?? custom ?? `must match ${params.pattern}` };
+      const pattern = String(params.pattern);
+      const message = explained ?? custom ?? 'is not in the form this field takes';
+      return SHOWN_PATTERNS.has(pattern) ? { path: instancePath, message, pattern } : { path: instancePath, message };
     }
     case 'format':
       return { path: instancePath, message: `must be a ${params.format}` };

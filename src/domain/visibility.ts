@@ -61,3 +61,7 @@ export function isVisible(v: Visibility, t: VisibleFacts): boolean {
   if (t.isPlatform) return v.platform && (t.isPublic || v.platformKey);
   return t.isPublic && v.public;
 }
+
+/** Whether only the bound flag hides `t` from its owner: the one case where a 404 may say why (it is the caller's). */
+export const hiddenOnlyByBinding = (caller: Pick<Caller, 'accountId'>, flags: IncludeFlags, t: VisibleFacts): boolean =>
+  t.bound && t.ownerId === caller.accountId && flags.includeEndpointBoundTemplates !== true;

@@ -30,7 +30,7 @@ import {
 } from '../domain/template.ts';
 import { now } from '../domain/time.ts';
 import { sameReport, type UsageReport } from '../domain/usage.ts';
-import { type Caller, type IncludeFlags, isVisible, visibilityFor, widestVisibility } from '../domain/visibility.ts';
+import { type Caller, hiddenOnlyByBinding, type IncludeFlags, isVisible, visibilityFor, widestVisibility } from '../domain/visibility.ts';
 import { startRelease } from '../releases/releases.ts';
 import type { Reads, Store, Transaction } from '../store/store.ts';
 import { type Answer, type KeptAs, type Once, once } from './idempotency.ts';
@@ -198,6 +198,11 @@ export class Templates {
 
   async get(caller: Caller, id: string, flags: IncludeFlags): Promise<TemplateView> {
     const view = await this.store.templates.findView(id);
+    if (view && hiddenOnlyByBinding(caller, flags, view))
+      throw new DomainError(
+        'not-found',
+        'This template of yours runs on an endpoint, and such templates are shown only with includeEndpointBoundTemplates=true.',
+      );
     if (!view || !isVisible(visibilityFor(caller, flags), view)) throw notFound('template');
     return { ...view, json: shownTo(caller, view) };
   }

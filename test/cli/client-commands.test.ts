@@ -203,7 +203,7 @@ forEachDialect('podplate client commands', (dialect) => {
     ]);
     assert.equal(created.name, 'notebook');
     assert.deepEqual(created.ports, ['8888/http', '22/tcp']);
-    assert.deepEqual(created.env, { A: '1', B: 'x=y' });
+    assert.deepEqual(created.env, { A: '••••••••', B: '••••••••' }, 'env values masked without --show-values');
     assert.deepEqual(created.dockerStartCmd, ['python', 'app main.py']);
     assert.equal(created.containerDiskInGb, 30);
     assert.equal(created.isPublic, true);
@@ -239,10 +239,10 @@ forEachDialect('podplate client commands', (dialect) => {
     );
     assert.match(
       ok(['templates', 'revisions', id], { COLUMNS: '200' }).stdout,
-      /^REV\s+CREATED\s+AUTHOR\s+CHANGES\n3\s+just now\s+alice\s+dockerStartCmd: .*; env: \{"A":"1","B":"x=y"\} → \{\}\n/,
+      /^REV\s+CREATED\s+AUTHOR\s+CHANGES\n3\s+just now\s+alice\s+dockerStartCmd: .*; env: removed A, removed B\n/,
     );
 
-    const rolled = json(['templates', 'rollback', id, '1']);
+    const rolled = json(['templates', 'rollback', id, '1', '--show-values']);
     assert.equal(rolled.revision, 4);
     assert.equal(rolled.imageName, IMAGE);
     assert.deepEqual(rolled.env, { A: '1', B: 'x=y' });
@@ -264,7 +264,7 @@ forEachDialect('podplate client commands', (dialect) => {
       jsonFile,
       JSON.stringify({ name: 'from json', imageName: IMAGE, ports: ['8888/http'], env: { HF_HOME: '/workspace/hf' } }),
     );
-    const fromJson = json(['templates', 'create', '-f', jsonFile, '--name', 'from json, renamed']);
+    const fromJson = json(['templates', 'create', '-f', jsonFile, '--name', 'from json, renamed', '--show-values']);
     assert.equal(fromJson.name, 'from json, renamed');
     assert.deepEqual(fromJson.env, { HF_HOME: '/workspace/hf' });
 
@@ -302,7 +302,7 @@ forEachDialect('podplate client commands', (dialect) => {
     assert.deepEqual(lines.slice(1).sort(), [
       '  /containerDiskInGb: must be at least 1',
       '  /imageName: repository names must be lowercase',
-      '  /ports/0: must be "<port 1-65535>/<http|tcp>", for example "8888/http"',
+      '  /ports/0: must be a port from 1 to 65535 and the protocol http or tcp, like 8888/http',
     ]);
     const query = run(['templates', 'list', '--search', 'a\u0007b']);
     assert.equal(query.code, 1);
@@ -356,7 +356,7 @@ forEachDialect('podplate client commands', (dialect) => {
     assert.deepEqual(json(['endpoints', 'list']), [endpoint]);
     assert.match(
       ok(['endpoints', 'list']).stdout,
-      new RegExp(`^ID\\s+NAME\\s+TEMPLATE.*\\n${endpoint.id}\\s+inference\\s+${template.id}\\s+0-2\\s+1`),
+      new RegExp(`^ID\\s+NAME\\s+TEMPLATE.*\\n${endpoint.id}\\s+inference\\s+worker\\s+0-2\\s+1`),
     );
 
     const updated = json(['templates', 'update', template.id, '--image', 'runpod/pytorch:2.2.0']);

@@ -114,12 +114,23 @@ forEachDialect('podplate CLI conventions', (dialect) => {
     assert.equal(
       merged.stdout,
       `Updated template ${t.id}: revision 1 → 2, ETag "r2".\n` +
-        '  env: {"A":"1","B":"2"} → {"B":"2","C":"3"}\n' +
+        '  env: removed A, added C\n' +
         '  ports: ["8888/http","22/tcp"] → ["8888/http","8080/http"]\n',
     );
-    const now = json(['templates', 'get', t.id]);
+    const now = json(['templates', 'get', t.id, '--show-values']);
     assert.deepEqual([now.env, now.ports], [{ B: '2', C: '3' }, ['8888/http', '8080/http']]);
-    const replaced = json(['templates', 'update', t.id, '--replace-env', '-e', 'ONLY=1', '--replace-ports', '-p', '9000/tcp']);
+    const replaced = json([
+      'templates',
+      'update',
+      t.id,
+      '--replace-env',
+      '-e',
+      'ONLY=1',
+      '--replace-ports',
+      '-p',
+      '9000/tcp',
+      '--show-values',
+    ]);
     assert.deepEqual([replaced.env, replaced.ports], [{ ONLY: '1' }, ['9000/tcp']]);
     const cleared = json(['templates', 'update', t.id, '--replace-env', '--no-ports']);
     assert.deepEqual([cleared.env, cleared.ports, cleared.revision], [{}, [], 4]);
@@ -150,13 +161,13 @@ forEachDialect('podplate CLI conventions', (dialect) => {
       assert.match(r.stderr, message);
       assert.equal(r.stderr.trimEnd().split('\n').length, 2, r.stderr);
     }
-    const now = json(['templates', 'get', t.id]);
+    const now = json(['templates', 'get', t.id, '--show-values']);
     assert.deepEqual([now.env, now.ports, now.dockerStartCmd, now.revision], [{ KEEP: '1' }, ['8888/http'], ['sleep'], 1]);
   });
 
   test('copy, and create -f from what get printed (server-set fields dropped, said on stderr)', () => {
     const t = json(['templates', 'create', '--name', 'original', '--image', IMAGE, '-e', 'K=V', '--public']);
-    const copied = json(['templates', 'copy', t.id, '--name', 'the copy']);
+    const copied = json(['templates', 'copy', t.id, '--name', 'the copy', '--show-values']);
     assert.notEqual(copied.id, t.id);
     assert.deepEqual(
       [copied.name, copied.imageName, copied.env, copied.isPublic, copied.revision],
@@ -165,8 +176,8 @@ forEachDialect('podplate CLI conventions', (dialect) => {
     assert.match(ok(['templates', 'copy', t.id]).stdout, new RegExp(`^Copied template ${t.id} to \\w+\\.`));
     for (const format of ['json', 'yaml']) {
       const file = join(home, `got.${format}`);
-      writeFileSync(file, ok(['templates', 'get', t.id, '-o', format]).stdout);
-      const r = ok(['templates', 'create', '-f', file, '--name', `from ${format}`, '-o', 'json']);
+      writeFileSync(file, ok(['templates', 'get', t.id, '-o', format, '--show-values']).stdout);
+      const r = ok(['templates', 'create', '-f', file, '--name', `from ${format}`, '-o', 'json', '--show-values']);
       assert.match(
         r.stderr,
         /^Left out what the server sets: id, isPlatform, earned, runtimeInMin, revision, createdAt, updatedAt, imageCheck\.\n$/,
@@ -176,7 +187,7 @@ forEachDialect('podplate CLI conventions', (dialect) => {
     const piped = run(
       ['templates', 'create', '-f', '-', '--name', 'from stdin', '-o', 'json'],
       {},
-      ok(['templates', 'get', t.id, '-o', 'yaml']).stdout,
+      ok(['templates', 'get', t.id, '-o', 'yaml', '--show-values']).stdout,
     );
     assert.equal(piped.code, 0, piped.stderr);
   });

@@ -15,7 +15,7 @@ test('a key becomes a JSON Pointer segment: "~" is "~0" and "/" is "~1", "~" fir
 });
 
 test('each constructor makes a DomainError of its kind, with its detail and field errors', () => {
-  const errors = [{ path: '/ports/1', message: 'must be "<port 1-65535>/<http|tcp>", for example "8888/http"' }];
+  const errors = [{ path: '/ports/1', message: 'must be a port from 1 to 65535 and the protocol http or tcp, like 8888/http' }];
   const cases: [DomainError, DomainError['kind'], string, unknown[]][] = [
     [invalid('The template is not valid.', errors), 'invalid', 'The template is not valid.', errors],
     [notFound('template'), 'not-found', 'No template with that id is visible to this key.', []],

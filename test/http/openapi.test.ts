@@ -194,7 +194,7 @@ test('reading the document leaves the validator its own keywords', async () => {
     [
       ['/imageName', 'repository names must be lowercase'],
       ['/volumeMountPath', 'must not contain a ".." segment'],
-      ['/ports/0', 'must be "<port 1-65535>/<http|tcp>", for example "8888/http"'],
+      ['/ports/0', 'must be a port from 1 to 65535 and the protocol http or tcp, like 8888/http'],
       ['/readme', 'must be at most 102400 characters'],
     ],
   );

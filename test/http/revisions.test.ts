@@ -42,8 +42,9 @@ forEachDialect('revisions, rollback, conditional writes, idempotency, usage', (d
     assert.deepEqual(r1.diff, []);
     assert.equal(r1.template.readme, 'v1');
     assert.equal(r3.template.containerDiskInGb, 9);
-    assert.deepEqual(Object.keys(r3).sort(), ['author', 'createdAt', 'diff', 'imageDigest', 'keyId', 'revision', 'template']);
+    assert.deepEqual(Object.keys(r3).sort(), ['author', 'createdAt', 'diff', 'imageDigest', 'keyId', 'keyLabel', 'revision', 'template']);
     assert.equal(r3.author, 'alice', "the author is the name of the key's account");
+    assert.equal(r3.keyLabel, '', 'a key made without a label');
     assert.equal(r3.template.id, undefined, 'a snapshot is the content only');
     assert.match(r3.keyId, /^key_/);
     assert.equal(r3.createdAt, third.body.updatedAt);
@@ -54,6 +55,15 @@ forEachDialect('revisions, rollback, conditional writes, idempotency, usage', (d
       (await h.call('GET', next, { key: alice })).body.map((x: { revision: number }) => x.revision),
       [1],
     );
+  });
+
+  test("a revision names its key's label, when the key has one", async () => {
+    const made = await h.call('POST', '/v1/accounts/alice/keys', { key: alice, body: { label: 'ci laptop' } });
+    assert.equal(made.status, 201, made.text);
+    const t = (await create({}, made.body.key)).body;
+    const [first] = (await h.call('GET', `/v1/templates/${t.id}/revisions`, { key: alice })).body;
+    assert.equal(first.author, 'alice');
+    assert.equal(first.keyLabel, 'ci laptop');
   });
 
   test("revisions are the owner's: 403 for a public template of another, 404 for a private one", async () => {

@@ -28,6 +28,13 @@ const TEMPLATE_FIELDS = [
   'imageCheck',
 ].sort();
 
+// Validation messages are sentences a person understands: no regular expression or API route in a message or the
+// detail; the pattern, where one was broken, travels beside the message as `pattern`, for programs.
+const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
+const ENV_NAME_WORDS = 'must be letters, digits and underscores only, not starting with a digit (like HF_TOKEN)';
+/** What a message for people must not hold: a regular expression's anchors and classes, or an API route. */
+const FOR_DEVELOPERS = /\^|\$|\[A-Z|\/v1\/|<http\|tcp>|PUT |POST /;
+
 forEachDialect('POST /v1/templates', (dialect) => {
   let h: Harness;
   let alice: string;
@@ -176,5 +183,32 @@ forEachDialect('POST /v1/templates', (dialect) => {
     );
     const bob = await h.key('bob');
     assert.equal((await h.call('POST', '/v1/templates', { key: bob, body })).status, 200);
+  });
+
+  test('a bad variable name and a bad port are explained in words, the pattern beside them', async () => {
+    const r = await h.call('POST', '/v1/templates', {
+      key: alice,
+      body: { name: 'x', imageName: 'ubuntu', env: { 'bad-name': 'x' }, ports: ['1/udp'] },
+    });
+    assert.equal(r.status, 400);
+    const [env, port] = r.body.errors;
+    assert.deepEqual(env, { in: 'body', path: '/env/bad-name', message: ENV_NAME_WORDS, pattern: ENV_NAME });
+    assert.equal(port.path, '/ports/0');
+    assert.equal(port.message, 'must be a port from 1 to 65535 and the protocol http or tcp, like 8888/http');
+    assert.match(port.pattern, /\(\?:http\|tcp\)\$$/);
+    for (const e of r.body.errors) assert.doesNotMatch(e.message, FOR_DEVELOPERS);
+  });
+
+  test('a bad secret name, and a token in a public template, are explained without API routes', async () => {
+    const secret = await h.call('PUT', '/v1/secrets/bad-name', { key: alice, body: { value: 'x' } });
+    assert.equal(secret.status, 400);
+    assert.deepEqual(secret.body.errors, [{ in: 'path', path: '/name', message: ENV_NAME_WORDS, pattern: ENV_NAME }]);
+    const token = await h.call('POST', '/v1/templates', {
+      key: alice,
+      body: { name: 'y', imageName: 'ubuntu', isPublic: true, env: { T: 'hf_dKrY5cJqXElSz6DkRyfMt07eLsZGnU18Fm' } },
+    });
+    assert.equal(token.status, 400);
+    assert.doesNotMatch(token.body.detail, FOR_DEVELOPERS);
+    assert.match(token.body.detail, /Store the value as a secret of your account and refer to it as \{\{ secret\.NAME \}\}/);
   });
 });

@@ -69,7 +69,7 @@ forEachDialect('visibility', (dialect) => {
   });
   after(() => h.close());
 
-  test('GET by id answers 200 exactly where the table says, 404 elsewhere (5 accounts x 12 templates x 8 flag sets)', async () => {
+  test("GET by id answers 200 exactly where the table says, 404 elsewhere, naming the flag for the owner's bound template (5 accounts x 12 templates x 8 flag sets)", async () => {
     let checked = 0;
     for (const caller of accounts) {
       for (const flags of FLAG_SETS) {
@@ -78,6 +78,12 @@ forEachDialect('visibility', (dialect) => {
           const seen = oracle(caller, t, flags);
           assert.equal(r.status, seen ? 200 : 404, `${caller.name} ${query(flags)} ${JSON.stringify(t)}`);
           if (seen) assert.equal(r.body.id, t.id);
+          // The owner's bound template is hidden by the flag alone: the answer says so, and which flag shows it.
+          else if (t.bound && t.owner === caller.name)
+            assert.equal(
+              r.body.detail,
+              'This template of yours runs on an endpoint, and such templates are shown only with includeEndpointBoundTemplates=true.',
+            );
           else assert.equal(r.body.detail, 'No template with that id is visible to this key.');
           checked++;
         }

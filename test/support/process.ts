@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/podplate.js', import.meta.url));
 
-/** Runs the podplate command to completion. */
-export function podplate(args: string[], env: Record<string, string>) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+/** Runs the podplate command to completion; `input` is piped to its stdin. */
+export function podplate(args: string[], env: Record<string, string>, input = '') {
+  const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, input, encoding: 'utf8', timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

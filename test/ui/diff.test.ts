@@ -16,9 +16,9 @@ test('a diff reads by label, and the environment by variable: added, removed, ch
     ]),
     [
       { label: 'Image', from: 'a/b:1', to: 'a/b:2' },
-      { label: 'Variable GONE', from: 'x', to: undefined },
-      { label: 'Variable MODEL', from: 'base', to: 'refiner' },
-      { label: 'Variable NEW', from: undefined, to: '' },
+      { label: 'Variable GONE', variable: 'GONE', from: 'x', to: undefined },
+      { label: 'Variable MODEL', variable: 'MODEL', from: 'base', to: 'refiner' },
+      { label: 'Variable NEW', variable: 'NEW', from: undefined, to: '' },
       { label: 'Public', from: 'no', to: 'yes' },
       { label: 'Ports', from: '(none)', to: '8888/http 22/tcp' },
       { label: 'Readme', from: '(empty)', to: '# hi' },

@@ -106,7 +106,8 @@ describe('live templates and endpoints in the web UI', { skip: !hasBrowser }, ()
     const rows = await dialog.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
     assert.deepEqual(rows, [
       ['Image', 'acme/sdxl:1.0', 'acme/sdxl:1.1'],
-      ['Variable MODEL', 'sdxl-base-1.0', 'sdxl-refiner-1.0'],
+      // A variable's values are masked, each with a reveal of its own.
+      ['Variable MODEL', '•••••••• Reveal', '•••••••• Reveal'],
     ]);
     await s.shot('live-02-save-confirm', 'ui-save-confirm.png');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
@@ -138,8 +139,11 @@ describe('live templates and endpoints in the web UI', { skip: !hasBrowser }, ()
     const rows = await latest.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
     assert.deepEqual(rows, [
       ['Image', 'acme/sdxl:1.0', 'acme/sdxl:1.1'],
-      ['Variable MODEL', 'sdxl-base-1.0', 'sdxl-refiner-1.0'],
+      // A variable's values are masked, each with a reveal of its own.
+      ['Variable MODEL', '•••••••• Reveal', '•••••••• Reveal'],
     ]);
+    await latest.getByRole('button', { name: 'Reveal MODEL after' }).click();
+    await latest.locator('ins').filter({ hasText: 'sdxl-refiner-1.0' }).waitFor();
     await s.shot('live-03-history', 'ui-history.png');
     await page.getByRole('button', { name: 'Roll back to revision 1' }).click();
     const dialog = page.getByRole('dialog', { name: 'Roll back to revision 1?' });
@@ -147,7 +151,7 @@ describe('live templates and endpoints in the web UI', { skip: !hasBrowser }, ()
     assert.match((await dialog.textContent()) ?? '', /starts a rolling release on endpoint sdxl-prod/);
     assert.deepEqual(await dialog.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent))), [
       ['Image', 'acme/sdxl:1.1', 'acme/sdxl:1.0'],
-      ['Variable MODEL', 'sdxl-refiner-1.0', 'sdxl-base-1.0'],
+      ['Variable MODEL', '•••••••• Reveal', '•••••••• Reveal'],
     ]);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
@@ -287,7 +291,7 @@ describe('live templates and endpoints in the web UI', { skip: !hasBrowser }, ()
     await s.heading('Endpoint sdxl-main').waitFor();
     assert.equal(await page.locator('.fields a').first().textContent(), 'sdxl worker (copy)');
     const latest = page.locator('.releases > li').first();
-    await latest.getByRole('heading', { name: 'Version 3' }).waitFor();
+    await latest.getByRole('heading', { name: 'Release 3' }).waitFor();
     assert.equal(await latest.locator('.status').textContent(), 'pending');
     assert.equal((await endpoint()).templateId, ids.copy);
     assert.deepEqual(await releases(), [

@@ -1,6 +1,7 @@
 import type { operations } from '../../src/client/schema.d.ts';
 import {
   type Endpoint,
+  type Me,
   nextLink,
   type Problem,
   type RegistryAuth,
@@ -132,7 +133,25 @@ export interface Versioned<T> {
 }
 const versioned = <T>({ data, headers }: Answer<T>): Versioned<T> => ({ value: data, etag: headers.get('etag') });
 
+/** Who the signed-in key is, asked once per key. */
+let me: { key: string | null; answer: Promise<Me> } | undefined;
+
 export const api = {
+  me: (): Promise<Me> => {
+    const key = session.get();
+    if (me?.key !== key) me = { key, answer: call<Me>('GET', '/v1/me').then((a) => a.data) };
+    return me.answer;
+  },
+  /**
+   * Whether the signed-in account owns `t`. Asked of its own templates, searched by the name (unique among them), so
+   * that a template of another account costs no refused request (its revisions would answer 403).
+   */
+  owns: async (t: Pick<Template, 'id' | 'name'>): Promise<boolean> => {
+    const mine = await page<TemplateListItem>(
+      `/v1/templates${query({ scope: 'own', includeEndpointBoundTemplates: true, q: t.name, limit: 1000 })}`,
+    );
+    return mine.items.some((item) => item.id === t.id);
+  },
   /** Checks a key without signing in with it. */
   check: (key: string) => call<Template[]>('GET', '/v1/templates?limit=1', { key }),
   templates: (q: TemplateQuery) => page<TemplateListItem>(`/v1/templates${query(q)}`),

@@ -24,6 +24,8 @@ export const FIELD_LABELS: Record<string, string> = {
 /** One line of a diff for people: what changed, and its value before and after (undefined: it was not there). */
 export interface ChangeRow {
   label: string;
+  /** The variable's name, for a row of the environment (its values are masked where shown). */
+  variable?: string;
   from: string | undefined;
   to: string | undefined;
 }
@@ -49,7 +51,7 @@ export function changeRows(diff: FieldChange[]): ChangeRow[] {
       for (const name of names) {
         const from = name in before ? String(before[name]) : undefined;
         const to = name in after ? String(after[name]) : undefined;
-        if (from !== to) rows.push({ label: `Variable ${name}`, from, to });
+        if (from !== to) rows.push({ label: `Variable ${name}`, variable: name, from, to });
       }
       continue;
     }

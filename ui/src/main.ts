@@ -38,7 +38,6 @@ function renderNav(signedIn: boolean, section: string | undefined): void {
   show(
     nav,
     h('a', { href: href('/'), 'aria-current': current(undefined, 't') }, 'Templates'),
-    h('a', { href: href('/new'), 'aria-current': current('new') }, 'New template'),
     h('a', { href: href('/endpoints'), 'aria-current': current('endpoints', 'e') }, 'Endpoints'),
     h('a', { href: href('/registry'), 'aria-current': current('registry') }, 'Registry credentials'),
     h('a', { href: href('/secrets'), 'aria-current': current('secrets') }, 'Secrets'),

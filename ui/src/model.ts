@@ -14,6 +14,7 @@ export type Endpoint = Schemas['Endpoint'];
 export type Release = Schemas['Release'];
 export type RegistryAuth = Schemas['ContainerRegistryAuth'];
 export type Secret = Schemas['Secret'];
+export type Me = Schemas['Me'];
 /** An RFC 9457 problem body, as every API error is. */
 export type Problem = Schemas['Problem'];
 export type FieldError = NonNullable<Problem['errors']>[number];

@@ -20,7 +20,12 @@ export const Problem = Type.Object(
         Type.Object({
           in: Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')]),
           path: Type.String({ description: 'JSON Pointer to the offending value, from the root of its part of the request.' }),
-          message: Type.String(),
+          message: Type.String({ description: 'What is wrong, in words.' }),
+          pattern: Type.Optional(
+            Type.String({
+              description: 'The pattern the value must match, where it broke one: for programs (the message says it in words).',
+            }),
+          ),
         }),
         { description: 'Each offending field, when the problem is with the request content.' },
       ),
@@ -73,7 +78,8 @@ export const PROBLEM_TYPE_BASE = 'https://podplate.dev/problems/';
 export function problem(kind: ProblemKind, detail: string, errors?: FieldError[], part: Part = 'body'): Problem {
   const { status, slug, title } = KINDS[kind];
   const body: Problem = { type: PROBLEM_TYPE_BASE + slug, title, status, detail };
-  if (errors && errors.length > 0) body.errors = errors.map((e) => ({ in: e.in ?? part, path: e.path, message: e.message }));
+  if (errors && errors.length > 0)
+    body.errors = errors.map((e) => ({ in: e.in ?? part, path: e.path, message: e.message, ...(e.pattern ? { pattern: e.pattern } : {}) }));
   return body;
 }
 

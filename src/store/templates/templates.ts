@@ -488,7 +488,7 @@ export class TemplateRepository {
       .leftJoin('api_keys', 'api_keys.id', 'template_revisions.key_id')
       .leftJoin('accounts', 'accounts.id', 'api_keys.account_id')
       .selectAll('template_revisions')
-      .select(['sized.fetched', 'accounts.name as author'])
+      .select(['sized.fetched', 'accounts.name as author', 'api_keys.label as keyLabel'])
       .where(withinBudget(PAGE_MAX_BYTES))
       .orderBy('template_revisions.revision', 'desc')
       .execute();
@@ -496,7 +496,7 @@ export class TemplateRepository {
       rows,
       limit,
       (row) => row.revision,
-      (row) => ({ ...toRevision(row), author: row.author ?? '' }),
+      (row) => ({ ...toRevision(row), author: row.author ?? '', keyLabel: row.keyLabel ?? '' }),
     );
   }
 }

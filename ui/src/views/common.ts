@@ -43,8 +43,8 @@ export function badges(t: Template): HTMLElement {
     imageBadge(t.imageCheck),
     h('span', { class: `badge cat-${t.category.toLowerCase()}` }, t.category),
     h('span', { class: 'badge' }, t.isServerless ? 'Serverless' : 'Pod'),
-    t.isPlatform ? h('span', { class: 'badge official' }, 'Official') : null,
-    h('span', { class: 'badge' }, t.isPublic ? 'Public' : 'Private'),
+    // An official template says so alone: "Official" is who made it and who may use it.
+    t.isPlatform ? h('span', { class: 'badge official' }, 'Official') : h('span', { class: 'badge' }, t.isPublic ? 'Public' : 'Private'),
   );
 }
 

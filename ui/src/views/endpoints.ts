@@ -1,9 +1,10 @@
+import { releaseState } from '../../../src/domain/release-state.ts';
 import { api, type Page } from '../api.ts';
 import { h, show, when } from '../dom.ts';
-import type { Endpoint, Release, Template } from '../model.ts';
+import type { Endpoint, Release, Revision, Template } from '../model.ts';
 import { go, href } from '../router.ts';
 import { morePager, problemBox } from './common.ts';
-import { diffTable } from './history.ts';
+import { authorOf, diffTable } from './history.ts';
 import type { View } from './view.ts';
 
 export const endpointsView: View = async ({ container, alive }) => {
@@ -87,23 +88,39 @@ export const endpointsView: View = async ({ container, alive }) => {
   );
 };
 
-function release(r: Release): HTMLElement {
+/** What a release card shows beside the release: the endpoint's other releases, who made each revision, and whether
+ * the webhook's delivery is the caller's business (a platform key's: the platform delivers and acts on it). */
+interface ReleaseContext {
+  all: Release[];
+  authors: Map<number, string>;
+  platform: boolean;
+}
+
+const capitalised = (text: string) => `${text[0]?.toUpperCase()}${text.slice(1)}`;
+
+function release(r: Release, { all, authors, platform }: ReleaseContext): HTMLElement {
   const delivery = r.delivery.deliveredAt
     ? `webhook delivered ${when(r.delivery.deliveredAt)}`
     : `webhook not delivered yet (${r.delivery.attempts} attempt${r.delivery.attempts === 1 ? '' : 's'}${r.delivery.lastError ? `, last error: ${r.delivery.lastError}` : ''})`;
+  const author = authors.get(r.templateRevision);
+  // Workers are counted only once the orchestrator has reported them.
+  const reported = r.status === 'rolling' || r.status === 'completed' || r.status === 'failed';
   return h(
     'li',
     { class: 'card release' },
-    h('div', { class: 'heading' }, h('h2', {}, `Version ${r.version}`), h('span', { class: `status status-${r.status}` }, r.status)),
-    h('p', {}, `Template revision ${r.templateRevision} · created ${when(r.createdAt)}`),
-    h(
-      'p',
-      {},
-      h('label', { for: `progress-${r.id}` }, `Workers updated: ${r.workersUpdated} of ${r.workersTotal} `),
-      h('progress', { id: `progress-${r.id}`, max: Math.max(r.workersTotal, 1), value: r.workersUpdated }),
-    ),
-    h('p', { class: 'muted' }, delivery),
-    r.diff.length ? diffTable(r.diff, `Changes in version ${r.version}`) : null,
+    h('div', { class: 'heading' }, h('h2', {}, `Release ${r.version}`), h('span', { class: `status status-${r.status}` }, r.status)),
+    h('p', { class: 'release-state' }, `${capitalised(releaseState(r, all))}.`),
+    h('p', {}, `Template revision ${r.templateRevision}${author ? ` by ${author}` : ''} · created ${when(r.createdAt)}`),
+    reported
+      ? h(
+          'p',
+          {},
+          h('label', { for: `progress-${r.id}` }, `Workers updated: ${r.workersUpdated} of ${r.workersTotal} `),
+          h('progress', { id: `progress-${r.id}`, max: Math.max(r.workersTotal, 1), value: r.workersUpdated }),
+        )
+      : null,
+    platform ? h('p', { class: 'muted' }, delivery) : null,
+    r.diff.length ? diffTable(r.diff, `Changes in release ${r.version}`) : null,
   );
 }
 
@@ -129,12 +146,20 @@ export const endpointView =
     let endpoint: Endpoint;
     let releases: Page<Release>;
     let template: Template | undefined;
+    let platform = false;
+    /** The template's newest revisions, by number: the image each ran and who made it. */
+    const revisions = new Map<number, Revision>();
     try {
-      [endpoint, releases] = await Promise.all([api.endpoint(id), api.releases(id)]);
+      [endpoint, releases, platform] = await Promise.all([api.endpoint(id), api.releases(id), api.me().then((me) => me.isPlatform)]);
       template = await api.template(endpoint.templateId).then(
         (t) => t.value,
         () => undefined,
       );
+      for (const r of await api.revisions(endpoint.templateId).then(
+        (page) => page.items,
+        () => [],
+      ))
+        revisions.set(r.revision, r);
     } catch (error) {
       if (alive()) show(container, h('h1', {}, 'Endpoint'), problemBox(error));
       return;
@@ -147,6 +172,8 @@ export const endpointView =
     const section = h('div', {});
     /** Images by template revision, read from the template's history once each. */
     const images = new Map<number, string | undefined>();
+    for (const [n, r] of revisions) images.set(n, r.template.imageName);
+    const authors = new Map([...revisions].map(([n, r]) => [n, authorOf(r)]));
     const imageAt = async (revision: number) => {
       if (!images.has(revision))
         images.set(
@@ -167,19 +194,25 @@ export const endpointView =
         running,
         image ? h('code', { class: 'running-image' }, image) : h('span', { class: 'muted' }, 'unknown'),
         revision === undefined ? null : ` (template revision ${revision})`,
-        rolling
-          ? h(
-              'span',
-              { class: 'muted' },
-              ` · version ${rolling.version} rolling out: ${rolling.workersUpdated} of ${rolling.workersTotal} workers`,
-            )
-          : null,
+        rolling ? h('span', { class: 'muted' }, ` · release ${rolling.version} ${releaseState(rolling, items)}`) : null,
       );
-      show(list, items.map(release));
+      const context: ReleaseContext = { all: [...items], authors, platform };
+      show(
+        list,
+        items.map((r) => release(r, context)),
+      );
       show(
         section,
         items.length ? list : h('p', { class: 'muted' }, 'No releases yet: a change to the template makes one.'),
-        morePager(next, api.releasesAt, (more) => list.append(...more.map(release)), 'Older releases'),
+        morePager(
+          next,
+          api.releasesAt,
+          (more) => {
+            context.all.push(...more);
+            list.append(...more.map((r) => release(r, context)));
+          },
+          'Older releases',
+        ),
       );
     };
     await draw(releases.items, releases.next);

@@ -18,7 +18,7 @@ import {
 import { go, href } from '../router.ts';
 import { confirmDialog, endpointRunning, liveBadge, problemBox } from './common.ts';
 import { diffTable } from './history.ts';
-import { secretPicker } from './secrets.ts';
+import { maskedInput, secretPicker } from './secrets.ts';
 import type { View } from './view.ts';
 
 // Create and edit: one form for every field. Values are not judged here; the API's problem body names each bad field
@@ -38,6 +38,10 @@ function describe(pointer: string, control: string): string {
     ? `${label}, argument ${Number(index) + 1}`
     : label;
 }
+
+/** A field error in the form's terms: a port's number has a field of its own, its protocol is picked from a list. */
+const onScreen = (control: string, e: FieldError) =>
+  control.startsWith('/ports/') && e.pattern ? 'must be a whole number from 1 to 65535' : e.message;
 
 export const formView =
   (id: string | undefined): View =>
@@ -203,13 +207,17 @@ export const formView =
           value.addEventListener('input', () => {
             row.value = value.value;
           });
+          // Named by the variable: "Value 1" is the input's label, and must name nothing else.
+          const masking = maskedInput(value, row.key);
           return h(
             'div',
             { class: 'row', role: 'group', 'aria-label': `Variable ${i + 1}` },
             h('div', { class: 'field' }, h('label', { for: nameId }, `Name ${i + 1}`), name),
             h('div', { class: 'field grow' }, h('label', { for: valueId }, `Value ${i + 1}`), value),
+            masking.reveal,
             secretPicker(secretNames, value, `Insert a secret into value ${i + 1}`, (text) => {
               row.value = text;
+              masking.sync();
             }),
             h(
               'button',
@@ -357,9 +365,10 @@ export const formView =
       const listed = fieldErrors.map((e) => {
         const control = controlFor(e.path, form);
         const target = slots.get(control);
-        const text = `${describe(e.path, control)}: ${e.message}`;
+        const message = onScreen(control, e);
+        const text = `${describe(e.path, control)}: ${message}`;
         if (target) {
-          target.message.textContent = target.message.textContent ? `${target.message.textContent}; ${e.message}` : e.message;
+          target.message.textContent = target.message.textContent ? `${target.message.textContent}; ${message}` : message;
           target.control.setAttribute('aria-invalid', 'true');
         }
         return h(

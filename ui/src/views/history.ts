@@ -5,13 +5,21 @@ import { h, show, when } from '../dom.ts';
 import type { Endpoint, FieldChange, Revision, Template } from '../model.ts';
 import { href } from '../router.ts';
 import { confirmDialog, endpointRunning, liveBadge, morePager, problemBox } from './common.ts';
+import { maskedValue } from './secrets.ts';
 import type { View } from './view.ts';
 
-const value = (text: string | undefined, tag: 'del' | 'ins') =>
-  text === undefined ? h('span', { class: 'muted' }, '(not set)') : h(tag, {}, maskTokens(text));
+/** A value of a diff: a variable's masked behind a reveal (`Reveal NAME before`), another's with its tokens masked. */
+const value = (text: string | undefined, tag: 'del' | 'ins', variable: string | undefined) => {
+  if (text === undefined) return h('span', { class: 'muted' }, '(not set)');
+  if (variable !== undefined) return h(tag, {}, maskedValue(`${variable} ${tag === 'del' ? 'before' : 'after'}`, text));
+  return h(tag, {}, maskTokens(text));
+};
 
-/** A diff, one row per field by its label in the form, one per environment variable; values in a well-known token
- * format masked (`hf_••••••••`). */
+/** Who made a revision: the account, and the key's label when it has one ("alice (laptop)"). */
+export const authorOf = (r: Pick<Revision, 'author' | 'keyLabel'>) => (r.keyLabel ? `${r.author} (${r.keyLabel})` : r.author);
+
+/** A diff, one row per field by its label in the form, one per environment variable; a variable's values masked with
+ * a reveal, others' tokens in a well-known format masked (`hf_••••••••`). */
 export function diffTable(diff: FieldChange[], caption: string): HTMLElement {
   return h(
     'table',
@@ -30,8 +38,8 @@ export function diffTable(diff: FieldChange[], caption: string): HTMLElement {
           'tr',
           {},
           h('th', { scope: 'row' }, row.label),
-          h('td', { class: 'from' }, value(row.from, 'del')),
-          h('td', { class: 'to' }, value(row.to, 'ins')),
+          h('td', { class: 'from' }, value(row.from, 'del', row.variable)),
+          h('td', { class: 'to' }, value(row.to, 'ins', row.variable)),
         ),
       ),
     ),
@@ -101,7 +109,7 @@ export const historyView =
           h('h2', {}, `Revision ${r.revision}`, current ? h('span', { class: 'badge' }, 'current') : null),
           button,
         ),
-        h('p', { class: 'muted' }, `${when(r.createdAt)} by key `, h('code', {}, r.keyId)),
+        h('p', { class: 'muted byline', title: `key ${r.keyId}` }, `${when(r.createdAt)} by ${authorOf(r)}`),
         r.diff.length ? diffTable(r.diff, `Changes in revision ${r.revision}`) : h('p', {}, r.revision === 1 ? 'Created.' : 'No change.'),
       );
     };

@@ -21,11 +21,24 @@ const TAB_QUERY: Record<Tab, TemplateQuery> = {
   official: { scope: 'platform', includeEndpointBoundTemplates: true },
 };
 
-/** Who made a template, and how much it is used, for its card. */
+/** Who made a template ("Official" for the platform's: its account's name says nothing), and how much it is used. */
 function byline(t: TemplateListItem): string {
   const usage = t.runtimeInMin ? `used ${t.runtimeInMin.toLocaleString()} min` : 'not used yet';
-  return `by ${t.ownerName} · ${usage}`;
+  return `${t.isPlatform ? 'Official' : `by ${t.ownerName}`} · ${usage}`;
 }
+
+/** How many templates a search finds on a tab: "3", or "100+" past one page. */
+async function matchesOn(tab: Tab, filters: { category: string; kind: string; q: string }): Promise<string> {
+  const found = await api.templates({ ...TAB_QUERY[tab], ...queryOf(filters), limit: 100 });
+  return `${found.items.length}${found.next ? '+' : ''}`;
+}
+
+/** The API's filters for the form's. */
+const queryOf = (filters: { category: string; kind: string; q: string }) => ({
+  category: filters.category || undefined,
+  isServerless: filters.kind ? filters.kind === 'serverless' : undefined,
+  q: filters.q || undefined,
+});
 
 /** Cursors of the pages before the current one, per filter, for "Previous page". */
 const previous = new Map<string, string[]>();
@@ -40,14 +53,18 @@ export const listView: View = async ({ route, container, alive }) => {
     category: CATEGORIES.includes(q.get('category') as never) ? (q.get('category') as string) : '',
     kind: q.get('kind') === 'pod' || q.get('kind') === 'serverless' ? (q.get('kind') as string) : '',
     q: q.get('q')?.trim() ?? '',
-    // Most used first, on the tabs of others' templates (the API sorts public and official ones by runtime).
-    sort: tab !== 'mine' && q.get('sort') === 'popular' ? 'popular' : '',
+    // Most used first by default on the tabs of others' templates (the API sorts public and official ones by runtime).
+    sort: tab === 'mine' ? '' : q.get('sort') === 'newest' ? 'newest' : 'popular',
   };
   const cursor = q.get('cursor') ?? '';
   const filterKey = JSON.stringify(filters);
   const stack = previous.get(filterKey) ?? [];
   previous.set(filterKey, stack);
-  const to = (changes: Partial<typeof filters> & { cursor?: string }) => href('/', { ...filters, ...changes });
+  const to = (changes: Partial<typeof filters> & { cursor?: string }) => {
+    const next = { ...filters, ...changes };
+    // The default order (most used first) stays out of the address.
+    return href('/', { ...next, sort: next.sort === 'popular' ? undefined : next.sort });
+  };
 
   // Tabs: arrow keys move between them (and select), Tab leaves the tab list; one tab is in the tab order.
   const tabIds = Object.fromEntries(TABS.map((t) => [t.id, uid('tab')]));
@@ -100,8 +117,8 @@ export const listView: View = async ({ route, container, alive }) => {
   const sort = h(
     'select',
     { id: 'filter-sort', name: 'sort' },
-    h('option', { value: '' }, 'Newest first'),
     h('option', { value: 'popular' }, 'Most used first'),
+    h('option', { value: 'newest' }, 'Newest first'),
   );
   sort.value = filters.sort;
   const search = h('input', { id: 'filter-q', name: 'q', type: 'search', value: filters.q, maxlength: 255, placeholder: 'name or image' });
@@ -152,9 +169,7 @@ export const listView: View = async ({ route, container, alive }) => {
     );
     page = await api.templates({
       ...query,
-      category: filters.category || undefined,
-      isServerless: filters.kind ? filters.kind === 'serverless' : undefined,
-      q: filters.q || undefined,
+      ...queryOf(filters),
       sort: filters.sort === 'popular' ? 'popular' : undefined,
       limit: PAGE_SIZE,
       cursor: cursor || undefined,
@@ -196,8 +211,22 @@ export const listView: View = async ({ route, container, alive }) => {
         )
       : null,
   );
+  // A search says what the other tabs hold, each a link to it: an official ComfyUI is one tab over from Public.
+  const elsewhere = h('p', { class: 'elsewhere', 'aria-live': 'polite' });
+  if (filters.q)
+    void Promise.all(
+      TABS.filter((t) => t.id !== tab).map(async (t) => {
+        const found = await matchesOn(t.id, filters).catch(() => '0');
+        if (found === '0') return null;
+        return h('a', { href: to({ tab: t.id, cursor: undefined }) }, `${found} match${found === '1' ? '' : 'es'} on ${t.label}`);
+      }),
+    ).then((links) => {
+      const shown = links.filter((link) => link !== null);
+      if (alive() && shown.length) show(elsewhere, 'Also: ', ...shown.flatMap((link, i) => (i ? [' · ', link] : [link])));
+    });
   show(
     panel,
+    elsewhere,
     items.length === 0
       ? h('p', { class: 'muted' }, 'No templates match.')
       : h(
@@ -206,7 +235,7 @@ export const listView: View = async ({ route, container, alive }) => {
           items.map((t) =>
             h(
               'li',
-              {},
+              { class: 'template-card' },
               h(
                 'a',
                 { href: href(`/t/${encodeURIComponent(t.id)}`), class: 'template' },

@@ -242,7 +242,7 @@ export function secretPicker(names: string[], input: HTMLInputElement, label: st
   return select;
 }
 
-/** An env value of the caller's own template: masked (references shown), with a per-row reveal. */
+/** An env value, wherever one is shown: masked (secret references shown as written), with a reveal of its own. */
 export function maskedValue(name: string, value: string): HTMLElement {
   const masked = maskedEnvValue(value);
   const code = h('code', {}, masked);
@@ -256,4 +256,27 @@ export function maskedValue(name: string, value: string): HTMLElement {
     reveal.textContent = shown ? 'Hide' : 'Reveal';
   });
   return h('span', { class: 'masked' }, code, ' ', reveal);
+}
+
+/**
+ * A form's env value input, masked as `maskedValue` masks: a password field, but for secret references (shown as
+ * written), with a reveal named for the variable `what`. `sync` is for a value set by code (the secret picker).
+ */
+export function maskedInput(input: HTMLInputElement, what: string): { reveal: HTMLButtonElement; sync: () => void } {
+  let shown = false;
+  const label = (verb: string) => (what ? `${verb} ${what}` : verb);
+  const reveal = h('button', { type: 'button', class: 'link reveal', 'aria-pressed': 'false', 'aria-label': label('Reveal') }, 'Reveal');
+  const sync = () => {
+    input.type = shown || (input.value !== '' && maskedEnvValue(input.value) === input.value) ? 'text' : 'password';
+  };
+  reveal.addEventListener('click', () => {
+    shown = !shown;
+    reveal.setAttribute('aria-pressed', String(shown));
+    reveal.setAttribute('aria-label', label(shown ? 'Hide' : 'Reveal'));
+    reveal.textContent = shown ? 'Hide' : 'Reveal';
+    sync();
+  });
+  input.addEventListener('input', sync);
+  sync();
+  return { reveal, sync };
 }

@@ -57,9 +57,9 @@ function fields(t: Template, authName: string | undefined): HTMLElement {
 
 /**
  * The environment on its own, the whole width: names and values never squeezed beside the readme. Values are masked
- * with a reveal per row when `owned` (others' public templates hold no token: scanning refuses them).
+ * with a reveal per row, whoever owns the template: one rule everywhere (secret references are shown as written).
  */
-function environment(t: Template, owned: boolean): HTMLElement | null {
+function environment(t: Template): HTMLElement | null {
   const env = Object.entries(t.env);
   if (!env.length) return null;
   const dotenv = env.map(([k, v]) => `${k}=${v}`).join('\n');
@@ -82,7 +82,7 @@ function environment(t: Template, owned: boolean): HTMLElement | null {
         h(
           'tbody',
           {},
-          env.map(([k, v]) => h('tr', {}, h('td', {}, h('code', {}, k)), h('td', {}, owned ? maskedValue(k, v) : h('code', {}, v)))),
+          env.map(([k, v]) => h('tr', {}, h('td', {}, h('code', {}, k)), h('td', {}, maskedValue(k, v)))),
         ),
       ),
     ),
@@ -107,11 +107,8 @@ export const detailView =
     let endpoint: Endpoint | undefined;
     try {
       template = await api.template(id);
-      // Only the owner may read revisions: that answer says whether to offer edit, history and delete.
-      owned = await api.revisions(id, 1).then(
-        () => true,
-        () => false,
-      );
+      // Whether to offer edit, history and delete: asked of the caller's own templates, never with a refused request.
+      owned = await api.owns(template.value);
       // Only the owner sees which registry credentials a template uses: their name, when they are the caller's.
       const authId = template.value.containerRegistryAuthId;
       if (owned && authId)
@@ -184,7 +181,7 @@ export const detailView =
         hasReadme ? h('section', { class: 'card', 'aria-labelledby': 'readme-h' }, h('h2', { id: 'readme-h' }, 'Readme'), readme) : null,
       ),
       imageCheckCard(t, owned),
-      environment(t, owned),
+      environment(t),
       hasReadme ? null : h('p', { class: 'muted' }, 'No readme.'),
     );
   };
