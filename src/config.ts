@@ -89,7 +89,7 @@ export const ConfigSchema = Type.Object({
     100,
     0,
     100_000_000,
-    'API keys one account may make over the API, revoked and expired ones counting until forgotten 30 days after; 0 turns the quota off.',
+    'API keys one account may make over the API, revoked and expired ones counting for 30 days after they end; 0 turns the quota off.',
   ),
   AUTH_FAILURES_PER_MINUTE: integer(
     60,

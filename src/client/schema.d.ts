@@ -96,7 +96,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description Makes a key for the account: a platform key for any account, a user key for its own (another account is a 404), never with more access than its own, nor expiring later than its own. The key is in this answer and never again: only its SHA-256 digest is kept. A `read` key may read and make no change. An account holds at most `QUOTA_API_KEYS_PER_ACCOUNT` keys, revoked and expired ones counting until they are forgotten 30 days after (403 `quota-exceeded` beyond).
+         * @description Makes a key for the account: a platform key for any account, a user key for its own (another account is a 404), never with more access than its own, nor expiring later than its own. The key is in this answer and never again: only its SHA-256 digest is kept. A `read` key may read and make no change. An account holds at most `QUOTA_API_KEYS_PER_ACCOUNT` keys, revoked and expired ones counting for 30 days after they end (403 `quota-exceeded` beyond).
          */
         post: operations["CreateApiKey"];
         delete?: never;

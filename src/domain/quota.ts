@@ -15,7 +15,7 @@ export interface Quotas {
   historyBytes?: number;
   /** Responses kept for Idempotency-Keys (each kept 24 hours). */
   storedResponses?: number;
-  /** API keys, revoked and expired ones included until housekeeping forgets them (KEYS_FORGOTTEN_AFTER_DAYS). */
+  /** API keys: active ones, and those ended (revoked or expired) within KEYS_FORGOTTEN_AFTER_DAYS. */
   apiKeys?: number;
 }
 
@@ -165,7 +165,10 @@ export function secretsQuotaExceeded(used: number, quotas: Quotas): QuotaExceede
   );
 }
 
-/** Days after which a revoked or expired key is forgotten (its row deleted by housekeeping): until then it counts. */
+/**
+ * Days after which a revoked or expired key no longer counts against the quota, and is forgotten (its row deleted by
+ * housekeeping) unless a revision names it.
+ */
 export const KEYS_FORGOTTEN_AFTER_DAYS = 30;
 
 /** A new API key refused when the account holds `used` keys already (revoked and expired ones not yet forgotten). */
@@ -174,8 +177,8 @@ export function apiKeysQuotaExceeded(used: number, quotas: Quotas): QuotaExceede
   if (limit === 0 || used < limit) return undefined;
   return new QuotaExceeded(
     { name: SETTING.apiKeys, limit, used },
-    `This account has ${n(used)} API keys (revoked and expired ones count until they are forgotten, ` +
-      `${KEYS_FORGOTTEN_AFTER_DAYS} days after); an account may have at most ${n(limit)}. Reuse a key you have, or ask an ` +
+    `This account has ${n(used)} API keys (revoked and expired ones count for ${KEYS_FORGOTTEN_AFTER_DAYS} days after); ` +
+      `an account may have at most ${n(limit)}. Reuse a key you have, or ask an ` +
       'operator to raise the quota.',
   );
 }

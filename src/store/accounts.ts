@@ -240,19 +240,22 @@ export class AccountRepository {
     if (this.core.locksRows) await this.core.db.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
   }
 
-  /** How many keys the account holds, revoked and expired ones not yet forgotten included (the quota's count). */
-  async countKeysOf(accountId: string): Promise<number> {
+  /** How many keys the account holds that are active, or ended (revoked or expired) since `endedSince`: the quota's count. */
+  async countKeysOf(accountId: string, endedSince: string): Promise<number> {
     const row = await this.core.db
       .selectFrom('api_keys')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('account_id', '=', accountId)
+      .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>=', endedSince)]))
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>=', endedSince)]))
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
   /**
    * Forgets at most `limit` keys revoked or expired before `at`, and their noted uses; how many. Such a key is refused
-   * either way: once forgotten, as unknown.
+   * either way: once forgotten, as unknown. A key that a revision names is kept while the revision is, so that history
+   * names its author (revisions are bounded per template, so these are too).
    */
   async forgetEndedKeys(at: string, limit: number): Promise<number> {
     this.core.requireTransaction('Forgetting keys');
@@ -261,6 +264,9 @@ export class AccountRepository {
         .selectFrom('api_keys')
         .select('id')
         .where((eb) => eb.or([eb('revoked_at', '<', at), eb('expires_at', '<', at)]))
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('template_revisions').select('key_id').whereRef('template_revisions.key_id', '=', 'api_keys.id'))),
+        )
         .limit(limit)
         .execute()
     ).map((row) => row.id);

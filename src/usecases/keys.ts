@@ -12,7 +12,7 @@ import {
 } from '../domain/account.ts';
 import { DomainError, forbidden, invalid, RateLimited } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { apiKeysQuotaExceeded, type Quotas } from '../domain/quota.ts';
+import { apiKeysQuotaExceeded, KEYS_FORGOTTEN_AFTER_DAYS, type Quotas } from '../domain/quota.ts';
 import { now } from '../domain/time.ts';
 import type { Caller } from '../domain/visibility.ts';
 import type { Store } from '../store/store.ts';
@@ -179,7 +179,8 @@ export class Keys {
     await this.store.transaction(async (tx) => {
       // The account's key creates take turns under its lock, so concurrent ones never pass the quota together.
       await tx.accounts.lock(account.id);
-      const problem = apiKeysQuotaExceeded(await tx.accounts.countKeysOf(account.id), this.quotas);
+      const endedSince = new Date(Date.now() - KEYS_FORGOTTEN_AFTER_DAYS * 24 * 60 * 60 * 1000).toISOString();
+      const problem = apiKeysQuotaExceeded(await tx.accounts.countKeysOf(account.id, endedSince), this.quotas);
       if (problem) throw problem;
       await tx.accounts.insertKey({ ...key.record, accountId: account.id });
     });

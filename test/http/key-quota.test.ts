@@ -5,8 +5,9 @@ import { dialectFor } from '../../src/store/dialect.ts';
 import { Housekeeping } from '../../src/usecases/housekeeping.ts';
 import { forEachDialect, type Harness, startHarness } from '../support/harness.ts';
 
-// API keys are bounded per account (QUOTA_API_KEYS_PER_ACCOUNT): revoked and expired keys count until housekeeping
-// forgets them, 30 days after, so a loop of creates and revokes over the API keeps at most the quota's rows.
+// API keys are bounded per account (QUOTA_API_KEYS_PER_ACCOUNT): revoked and expired keys count for 30 days, then
+// housekeeping forgets them, so a loop of creates and revokes over the API keeps at most the quota's rows. A key that
+// history names as a revision's author is kept (not counted) while the revision is.
 
 const DAY = 24 * 60 * 60 * 1000;
 const QUOTA_TYPE = 'https://podplate.dev/problems/quota-exceeded';
@@ -65,10 +66,14 @@ forEachDialect('API keys per account', (dialect) => {
     assert.equal((await makeKey('rota')).status, 403);
   });
 
-  test('housekeeping forgets keys expired or revoked over 30 days ago, never an active or recently ended one', async () => {
+  test('housekeeping forgets keys ended over 30 days ago, never an active, recently ended or history-named one', async () => {
     assert.equal((await h.call('POST', '/v1/accounts', { key: platform, body: { name: 'keeper' } })).status, 201);
     const keys = [];
     for (let i = 0; i < 3; i++) keys.push((await makeKey('keeper')).body);
+    // The third key writes a template (its first revision names it), then is revoked long ago.
+    const made = await h.call('POST', '/v1/templates', { key: keys[2].key, body: { name: 'authored', imageName: 'ubuntu' } });
+    assert.equal(made.status, 200, made.text);
+    await sql`update api_keys set revoked_at = ${ago(40 * DAY)} where id = ${keys[2].id}`.execute(raw);
     await h.call('GET', '/v1/me', { key: keys[0].key }); // a use noted, so a row in api_key_uses refers to the key
     await h.podplate.keys.usesWritten();
     await sql`update api_keys set expires_at = ${ago(40 * DAY)} where id = ${keys[0].id}`.execute(raw);
@@ -82,5 +87,13 @@ forEachDialect('API keys per account', (dialect) => {
       left.map((r) => r.id),
       [keys[1].id, keys[2].id].sort(),
     );
+    // The long-ended keys no longer count (the one revoked 29 days ago still does): two more fit a quota of 3. History
+    // still names the kept key's account as the author.
+    const reader = await makeKey('keeper');
+    assert.equal(reader.status, 201);
+    const history = await h.call('GET', `/v1/templates/${made.body.id}/revisions`, { key: reader.body.key });
+    assert.equal(history.body[0]?.author, 'keeper', history.text);
+    assert.equal((await makeKey('keeper')).status, 201);
+    assert.equal((await makeKey('keeper')).status, 403);
   });
 });
