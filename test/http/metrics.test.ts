@@ -46,6 +46,11 @@ forEachDialect('/metrics', (dialect) => {
           ['POST /v1/templates 200', 1],
         ]),
       );
+      assert.match(
+        r.text,
+        /\npodplate_http_request_duration_seconds_bucket\{method="GET",route="\/v1\/templates\/:templateId",status_code="404",le="\+Inf"\} 1000\n/,
+        'the +Inf bucket holds every request of its series',
+      );
       assert.doesNotMatch(r.text, /missing0/, 'no raw URL in any label');
 
       assert.equal(families.get('podplate_http_requests_in_flight')?.metrics[0]?.value, '1', 'the scrape itself');
