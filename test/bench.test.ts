@@ -39,6 +39,7 @@ test('npm run bench -- --smoke runs every scenario and reports figures and targe
       'POST junk body (1 MiB, 100,000 unknown keys): 400 sqlite 1000',
       'GET /v1/templates?limit=1000 of ~1 MB templates, 4 at once sqlite 4',
       'GET /v1/templates/{id} of another tenant meanwhile sqlite 4',
+      'GET /v1/templates/{id}, LOG_LEVEL=info and the rate limit on sqlite 1000',
       'GET /v1/templates/{id} sqlite 2000',
       'GET /v1/templates (page of 100) sqlite 2000',
       /^GET \/v1\/templates\/\{id\} over \d+ ids sqlite 2000$/,

@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline/promises';
+import { text } from 'node:stream/consumers';
 import { type Command, Option } from 'commander';
 import { Document, isScalar, Scalar, visit } from 'yaml';
 import { type Column, escapeUnsafe, note, out, printJson, table, withoutValues } from './output.ts';
@@ -8,6 +9,13 @@ import { type Column, escapeUnsafe, note, out, printJson, table, withoutValues }
 
 /** A mistake in how the command was called: exit 2, with the command's usage hint. */
 export class UsageError extends Error {}
+
+/**
+ * All of stdin, as text, read as a stream: a pipe whose writer is slower than this command (`vault read … | podplate
+ * secrets set`) is waited for. Reading file descriptor 0 at once failed there with EAGAIN, once Node had made it
+ * non-blocking.
+ */
+export const readStdin = (): Promise<string> => text(process.stdin);
 
 export type Format = 'table' | 'wide' | 'json' | 'yaml';
 

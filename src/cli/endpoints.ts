@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { type Endpoint, type PodplateClient, type Release, toArray } from '../client/index.ts';
+import { releaseState } from '../domain/release-state.ts';
 import { confirm, integerFlag, type OutputFlags, printData, printList, printsData, showValues, UsageError, withOutput } from './command.ts';
 import { client } from './config.ts';
 import { diffOf, diffText, endpointDetails, endpointShape, note, out, releaseShape } from './output.ts';
@@ -161,12 +162,14 @@ async function releasesWatch(endpoint: string | undefined, values: WatchFlags): 
       }
     }
     if (release) {
-      const state = `release ${release.id} (version ${release.version}, template revision ${release.templateRevision}): ${release.status} ${release.workersUpdated}/${release.workersTotal} workers`;
+      // In the words `releases list` and the web UI use (domain/release-state.ts).
+      const state = `release ${release.version} (${release.id}, template revision ${release.templateRevision}): ${releaseState(release, page)}`;
       if (state !== last) note(state);
       last = state;
       if (FINISHED.has(release.status)) {
         if (values.json || values.output === 'json' || values.output === 'yaml') printData(release, values);
-        if (release.status !== 'completed') throw new WatchError(`release ${release.id} ${release.status}`);
+        if (release.status !== 'completed')
+          throw new WatchError(`release ${release.version} (${release.id}): ${releaseState(release, page)}`);
         return;
       }
     }

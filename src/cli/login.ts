@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { createPodplateClient, isHttpUrl, serviceUrl } from '../client/index.ts';
-import { hiddenInput, type OutputFlags, printData, UsageError, withOutput } from './command.ts';
+import { hiddenInput, type OutputFlags, printData, readStdin, UsageError, withOutput } from './command.ts';
 import { client, configPath, connection, forget, readSaved, save } from './config.ts';
 import { details, note, out, printJson } from './output.ts';
 
@@ -22,7 +21,7 @@ async function login(flags: LoginFlags): Promise<void> {
   if (apiKey === undefined) {
     // On a terminal the key is asked for without echo: a key typed as a flag stays in the shell's history.
     if (process.stdin.isTTY && !flags.apiKeyStdin) apiKey = (await hiddenInput('API key (input hidden): ')).trim();
-    else apiKey = readFileSync(0, 'utf8').trim();
+    else apiKey = (await readStdin()).trim();
   }
   if (!apiKey) throw new UsageError('the API key is empty');
   const url = serviceUrl(flags.url ?? (process.env.PODPLATE_URL || readSaved().url || DEFAULT_URL));

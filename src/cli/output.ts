@@ -219,7 +219,9 @@ export function withoutValues(value: unknown): unknown {
 /** Which variables an env change added, changed and removed, by name: "changed A, added B, removed C". */
 function envChanges(from: unknown, to: unknown): string {
   const [before, after] = [isEnv(from) ? from : {}, isEnv(to) ? to : {}];
-  const verb = (k: string) => (!(k in before) ? 'added' : !(k in after) ? 'removed' : before[k] !== after[k] ? 'changed' : undefined);
+  // Own names only: a variable named toString or constructor is no property of every object.
+  const verb = (k: string) =>
+    !Object.hasOwn(before, k) ? 'added' : !Object.hasOwn(after, k) ? 'removed' : before[k] !== after[k] ? 'changed' : undefined;
   const names = [...new Set([...Object.keys(before), ...Object.keys(after)])];
   return names.flatMap((k) => (verb(k) ? [`${verb(k)} ${k}`] : [])).join(', ');
 }
@@ -307,31 +309,34 @@ export function endpointDetails(e: Endpoint, templateName?: string): string {
 }
 
 /** An endpoint's releases as a table: each says where it stands in words (a superseded one, by which of `all`). */
-export const releaseShape = (all: Release[]): Shape<Release> => ({
-  columns: [
-    { header: 'ID' },
-    { header: 'VERSION' },
-    { header: 'TEMPLATE REV' },
-    { header: 'STATUS' },
-    { header: 'WORKERS' },
-    { header: 'STATE', flex: true },
-    { header: 'WEBHOOK', wide: true },
-    { header: 'CHANGES', wide: true },
-    { header: 'UPDATED' },
-  ],
-  row: (r) => [
-    r.id,
-    String(r.version),
-    String(r.templateRevision),
-    r.status,
-    `${r.workersUpdated}/${r.workersTotal}`,
-    releaseState(r, all),
-    r.delivery.deliveredAt ? 'delivered' : `${r.delivery.attempts} attempts`,
-    r.diff.map((c) => change(c)).join('; '),
-    ago(r.updatedAt),
-  ],
-  id: (r) => r.id,
-});
+/** Releases as a table; the webhook's delivery (-o wide) only for a platform key, the one shown it. */
+export function releaseShape(all: Release[]): Shape<Release> {
+  const delivered = all.some((r) => r.delivery !== undefined);
+  const columns: (Column & { of: (r: Release) => string })[] = [
+    { header: 'ID', of: (r) => r.id },
+    { header: 'VERSION', of: (r) => String(r.version) },
+    { header: 'TEMPLATE REV', of: (r) => String(r.templateRevision) },
+    { header: 'STATUS', of: (r) => r.status },
+    { header: 'WORKERS', of: (r) => `${r.workersUpdated}/${r.workersTotal}` },
+    { header: 'STATE', flex: true, of: (r) => releaseState(r, all) },
+    ...(delivered
+      ? [
+          {
+            header: 'WEBHOOK',
+            wide: true,
+            of: (r: Release) => (!r.delivery ? '-' : r.delivery.deliveredAt ? 'delivered' : `${r.delivery.attempts} attempts`),
+          },
+        ]
+      : []),
+    { header: 'CHANGES', wide: true, of: (r) => r.diff.map((c) => change(c)).join('; ') },
+    { header: 'UPDATED', of: (r) => ago(r.updatedAt) },
+  ];
+  return {
+    columns: columns.map(({ of: _, ...column }) => column),
+    row: (r) => columns.map((column) => column.of(r)),
+    id: (r) => r.id,
+  };
+}
 
 export const registryAuthShape: Shape<RegistryAuth> = {
   columns: [{ header: 'ID' }, { header: 'NAME', flex: true }, { header: 'CREATED' }],

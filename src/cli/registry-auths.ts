@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { toArray } from '../client/index.ts';
-import { confirm, type OutputFlags, printData, printList, UsageError, withOutput } from './command.ts';
+import { confirm, type OutputFlags, printData, printList, readStdin, UsageError, withOutput } from './command.ts';
 import { client } from './config.ts';
 import { note, out, registryAuthDetails, registryAuthShape } from './output.ts';
 
@@ -15,7 +14,7 @@ async function create(flags: OutputFlags & { name?: string; username?: string; p
     throw new UsageError(`registry credentials need ${flags.name === undefined ? '--name' : '--username'}`);
   if (!flags.passwordStdin) throw new UsageError('give the password on stdin, with --password-stdin');
   if (process.stdin.isTTY) note('Type the password, then Enter and Ctrl-D:');
-  const password = readFileSync(0, 'utf8').replace(/(\r?\n)+$/, '');
+  const password = (await readStdin()).replace(/(\r?\n)+$/, '');
   if (password === '') throw new UsageError('the password read from stdin is empty');
   const auth = await client().createRegistryAuth({ name: flags.name, username: flags.username, password });
   if (printData(auth, flags)) return;

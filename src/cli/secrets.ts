@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { type Secret, toArray } from '../client/index.ts';
-import { confirm, type OutputFlags, printData, printList, type Shape, UsageError, withOutput } from './command.ts';
+import { confirm, type OutputFlags, printData, printList, readStdin, type Shape, UsageError, withOutput } from './command.ts';
 import { client } from './config.ts';
 import { ago, note, out } from './output.ts';
 
@@ -23,7 +22,7 @@ const secretShape: Shape<Secret> = {
 async function set(name: string, flags: OutputFlags & { valueStdin?: boolean }): Promise<void> {
   if (!flags.valueStdin) throw new UsageError('give the value on stdin, with --value-stdin');
   if (process.stdin.isTTY) note('Type the value, then Enter and Ctrl-D:');
-  const value = readFileSync(0, 'utf8').replace(/(\r?\n)+$/, '');
+  const value = (await readStdin()).replace(/(\r?\n)+$/, '');
   if (value === '') throw new UsageError('the value read from stdin is empty');
   const secret = await client().putSecret(name, value);
   if (printData(secret, flags)) return;

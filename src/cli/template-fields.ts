@@ -3,7 +3,7 @@ import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { ENV_MASK } from '../domain/token-formats.ts';
-import { collect, integerFlag, type OutputFlags, UsageError } from './command.ts';
+import { collect, integerFlag, type OutputFlags, readStdin, UsageError } from './command.ts';
 
 // The flags and files that set a template's fields, for templates create and update.
 
@@ -50,11 +50,11 @@ export function fieldOptions(command: Command, update: boolean): Command {
     .option('--private', 'only you can use the template');
 }
 
-function readTemplateFile(path: string): Record<string, unknown> {
+async function readTemplateFile(path: string): Promise<Record<string, unknown>> {
   const shown = path === '-' ? 'stdin (-f -)' : path;
   let text: string;
   try {
-    text = readFileSync(path === '-' ? 0 : path, 'utf8');
+    text = path === '-' ? await readStdin() : readFileSync(path, 'utf8');
   } catch (error) {
     throw new UsageError(`cannot read ${shown}: ${(error as Error).message}`);
   }
@@ -86,7 +86,8 @@ function envOf(pairs: string[]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const pair of pairs) {
     const at = pair.indexOf('=');
-    if (at <= 0) throw new UsageError(`--env takes KEY=VALUE, not ${JSON.stringify(pair)}`);
+    // The argument is not echoed: with its "KEY=" forgotten, it is a value, maybe a token, and this line may be a CI log.
+    if (at <= 0) throw new UsageError(`--env takes KEY=VALUE (the argument given has no "=" after a name)`);
     env[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return env;
@@ -100,7 +101,7 @@ function portsOf(ports: string[]): string[] {
 }
 
 /** The fields given by -f and the flags (flags win); absent flags leave fields absent. */
-export function fieldsFrom(flags: FieldFlags): Record<string, unknown> {
+export async function fieldsFrom(flags: FieldFlags): Promise<Record<string, unknown>> {
   if (flags.public && flags.private) throw new UsageError('--public and --private exclude each other');
   if (flags.readme !== undefined && flags.readmeFile !== undefined) throw new UsageError('give --readme or --readme-file, not both');
   let readme = flags.readme;
@@ -125,6 +126,6 @@ export function fieldsFrom(flags: FieldFlags): Record<string, unknown> {
     readme,
     isPublic: flags.public ? true : flags.private ? false : undefined,
   };
-  const file = flags.file !== undefined ? readTemplateFile(flags.file) : {};
+  const file = flags.file !== undefined ? await readTemplateFile(flags.file) : {};
   return { ...file, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) };
 }

@@ -97,7 +97,7 @@ interface CreateFlags extends FieldFlags {
 }
 
 async function create(flags: CreateFlags): Promise<void> {
-  const body = fieldsFrom(flags);
+  const body = await fieldsFrom(flags);
   const dropped = SERVER_SET.filter((field) => field in body);
   for (const field of dropped) delete body[field];
   if (dropped.length > 0) note(`Left out what the server sets: ${dropped.join(', ')}.`);
@@ -161,7 +161,7 @@ async function update(id: string, options: UpdateFlags, given: Set<string>): Pro
   if (raw.ports === false) flags.replacePorts = true;
   if (raw.entrypoint === false) [flags.entrypoint, clears.dockerEntrypoint] = [undefined, []];
   if (raw.cmd === false) [flags.cmd, clears.dockerStartCmd] = [undefined, []];
-  const body = { ...fieldsFrom(flags), ...clears };
+  const body = { ...(await fieldsFrom(flags)), ...clears };
   const podplate = client();
   // Reads first: the diff is against what was there, and --env/--port add to (not replace) the current values.
   const { value: before, etag: beforeTag } = await podplate.getTemplate(id, { includeEndpointBoundTemplates: true });

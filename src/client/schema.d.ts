@@ -783,8 +783,8 @@ export interface components {
         Release: {
             /** Format: date-time */
             createdAt: string;
-            /** @description The webhook announcing the release. */
-            delivery: {
+            /** @description The webhook announcing the release: to platform keys only (a user key sees where the release stands, not the platform's deliveries or its receiver's errors). */
+            delivery?: {
                 /** @description Webhook deliveries tried so far. */
                 attempts: number;
                 /** @description When the receiver acknowledged it. */

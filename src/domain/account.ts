@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { DomainError, type FieldError, invalid } from './errors.ts';
-import { NO_CONTROL_CHARACTERS } from './name.ts';
+import { PLAIN_LABEL } from './text.ts';
 
 // Accounts and their API keys. A key belongs to one account, acts with the account's role, and may be read-only or
 // expire.
@@ -110,8 +110,8 @@ export const ApiKeyCreate = Type.Object(
     label: Type.Optional(
       Type.String({
         maxLength: LABEL_MAX,
-        pattern: NO_CONTROL_CHARACTERS,
-        errorMessage: 'must not contain control characters',
+        pattern: PLAIN_LABEL,
+        errorMessage: 'must not contain control characters or characters that change the direction of text',
         description: 'What the key is for, to tell keys apart (`""` by default).',
         examples: ['ci'],
       }),

@@ -16,6 +16,12 @@ export const STORABLE_TEXT_MESSAGE = 'must not contain NUL or a lone UTF-16 surr
 /** Text without control characters (search text, user names). */
 export const NO_CONTROL_CHARACTERS = `^[^${CONTROL}\\ud800-\\udfff]*$`;
 
+/** Characters that reorder the text around them (bidirectional marks, embeddings, overrides and isolates). */
+export const TEXT_DIRECTION = '\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
+
+/** A label shown beside other text (a key's): no control characters, nothing that reorders what follows it. */
+export const PLAIN_LABEL = `^[^${CONTROL}${TEXT_DIRECTION}\\ud800-\\udfff]*$`;
+
 /**
  * A name as a row may hold it: no control characters, and something left once trimmed (the server trims names before
  * it checks them); a write's names follow domain/name.ts's NAME_PATTERN besides. No lookaround and no two ways to

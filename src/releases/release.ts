@@ -47,14 +47,23 @@ export const Release = Type.Object(
         "The image digest the release rolls out (`name@digest`): its revision's pin; null when the image changed and its check " +
         'had not pinned one yet (the tag is rolled out).',
     }),
-    delivery: Type.Object(
-      {
-        attempts: Type.Integer({ minimum: 0, description: 'Webhook deliveries tried so far.' }),
-        lastError: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt failed; null once delivered.' }),
-        nextAttemptAt: Type.String({ format: 'date-time', description: 'When the next attempt is due, if not delivered.' }),
-        deliveredAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the receiver acknowledged it.' }),
-      },
-      { description: 'The webhook announcing the release.', additionalProperties: false },
+    delivery: Type.Optional(
+      Type.Object(
+        {
+          attempts: Type.Integer({ minimum: 0, description: 'Webhook deliveries tried so far.' }),
+          lastError: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt failed; null once delivered.' }),
+          nextAttemptAt: Type.String({ format: 'date-time', description: 'When the next attempt is due, if not delivered.' }),
+          deliveredAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+            description: 'When the receiver acknowledged it.',
+          }),
+        },
+        {
+          description:
+            'The webhook announcing the release: to platform keys only (a user key sees where the release stands, not the ' +
+            "platform's deliveries or its receiver's errors).",
+          additionalProperties: false,
+        },
+      ),
     ),
   },
   { $id: 'Release', title: 'Release', additionalProperties: false },

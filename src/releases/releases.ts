@@ -18,7 +18,8 @@ export const RELEASE_CREATED = 'release.created';
 const PRUNED_PER_CHANGE = 100;
 
 /** A release as the API shows it: with the state of the webhook that announced it. */
-export type ShownRelease = ReleaseRecord & { delivery: DeliveryState };
+/** A release as the API shows it: with its webhook's delivery to platform keys only (its errors are the receiver's). */
+export type ShownRelease = ReleaseRecord & { delivery?: DeliveryState };
 
 /**
  * Starts a rolling release of `template` on the endpoint bound to it, inside the transaction of the change:
@@ -108,7 +109,7 @@ export class Releases {
   async list(caller: Caller, endpointId: string, limit: number, before?: number): Promise<Page<ShownRelease>> {
     await endpointFor(this.store, caller, endpointId);
     const page = await this.store.endpoints.listReleases(endpointId, limit, before);
-    return { items: await this.withDelivery(page.items), next: page.next };
+    return { items: caller.role === 'platform' ? await this.withDelivery(page.items) : page.items, next: page.next };
   }
 
   async reportProgress(caller: Caller, endpointId: string, releaseId: string, progress: ReleaseProgress): Promise<ShownRelease> {

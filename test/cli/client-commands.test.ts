@@ -367,6 +367,7 @@ forEachDialect('podplate client commands', (dialect) => {
 
     const waiting = run(['releases', 'watch', endpoint.id, '--interval', '0.05', '--timeout', '0.2']);
     assert.equal(waiting.code, 1);
+    assert.match(waiting.stderr, /^release 2 \(\S+, template revision \d+\): waiting for the platform to pick it up\n/);
     assert.match(waiting.stderr, /gave up waiting for its newest release of endpoint .*: still pending/);
 
     const orchestrator = createPodplateClient({ url: server.url, apiKey: platformKey, fetch: freshConnection });
@@ -390,14 +391,14 @@ forEachDialect('podplate client commands', (dialect) => {
     await orchestrator.reportReleaseProgress(endpoint.id, newest.id, { status: 'failed', workersUpdated: 1, workersTotal: 2 });
     const failed = run(['releases', 'watch', '--template', template.id, '--revision', String(again.revision), '--interval', '0.05']);
     assert.equal(failed.code, 1);
-    assert.match(failed.stderr, /: failed 1\/2 workers\npodplate: release \S+ failed\n$/);
+    assert.match(failed.stderr, /: failed after 1 of 2 workers\npodplate: release \d+ \(\S+\): failed after 1 of 2 workers\n$/);
 
     // A revision whose release is older than the newest 20 is still found (here superseded: exit 1).
     const owner = createPodplateClient({ url: server.url, apiKey: key, fetch: freshConnection });
     for (let i = 0; i < 21; i++) await owner.updateTemplate(template.id, { readme: `change ${i}` });
     const old = run(['releases', 'watch', '--template', template.id, '--revision', String(again.revision), '--timeout', '60']);
     assert.equal(old.code, 1, old.stderr);
-    assert.match(old.stderr, /release \S+ failed\n$/);
+    assert.match(old.stderr, /release \d+ \(\S+\): failed after 1 of 2 workers\n$/);
 
     // Revision 1 predates the endpoint, so it has no release: nothing to wait for.
     const before = run(['releases', 'watch', endpoint.id, '--revision', '1', '--timeout', '60']);
@@ -460,7 +461,10 @@ forEachDialect('podplate client commands', (dialect) => {
       [['templates', 'list', '--category', 'TPU'], /--category is one of NVIDIA, AMD, CPU/],
       [['templates', 'list', '--limit', 'ten'], /--limit must be a whole number/],
       [['templates', 'create', '--image', IMAGE], /a template needs --name/],
-      [['templates', 'create', '--name', 'x', '--image', IMAGE, '--env', 'NOVALUE'], /--env takes KEY=VALUE, not "NOVALUE"/],
+      [
+        ['templates', 'create', '--name', 'x', '--image', IMAGE, '--env', 'NOVALUE'],
+        /--env takes KEY=VALUE \(the argument given has no "=" after a name\)$/m,
+      ],
       [['templates', 'create', '--name', 'x', '--image', IMAGE, '--port', 'http'], /--port takes <port>\/<http\|tcp>/],
       [['templates', 'create', '--name', 'x', '--image', IMAGE, '--container-disk', '1.5'], /--container-disk must be a whole number/],
       [['templates', 'rollback', 'abc'], /missing required argument 'revision'/],

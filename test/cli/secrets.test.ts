@@ -95,6 +95,23 @@ forEachDialect('podplate secrets', (dialect) => {
     assert.match(gone.stderr, /404|no secret named OTHER/i);
   });
 
+  test('stdin from a slow writer is waited for: secrets set, registry-auth create, templates create -f -', async () => {
+    // The writer sends after the command has started reading: a read of fd 0 at once failed with EAGAIN.
+    const piped = (writer: string, args: string[]) => {
+      const r = spawnSync('bash', ['-c', `(sleep 0.5; ${writer}) | "$NODE" "$BIN" "$@"`, 'piped', ...args], {
+        env: { ...process.env, NODE: process.execPath, BIN, PODPLATE_URL: server.url, PODPLATE_API_KEY: key, HOME: home },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(r.status, 0, `podplate ${args.join(' ')}: ${r.stderr}`);
+      return r.stdout;
+    };
+    assert.match(piped("printf 'slow-value'", ['secrets', 'set', 'SLOW', '--value-stdin']), /Set secret SLOW\./);
+    assert.match(piped("printf 'pw'", ['registry-auth', 'create', '--name', 'slow', '--username', 'u', '--password-stdin']), /Created/);
+    const made = JSON.parse(piped("printf 'name: slow one\\nimageName: ubuntu\\n'", ['templates', 'create', '-f', '-', '--json']));
+    assert.equal(made.name, 'slow one');
+  });
+
   test('usage errors: no --value-stdin, an empty value, a flag value, a bad name', () => {
     assert.equal(run(['secrets', 'set', 'A']).code, 2);
     assert.equal(run(['secrets', 'set', 'A', '--value-stdin'], '\n').code, 2);

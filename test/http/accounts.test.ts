@@ -235,6 +235,19 @@ forEachDialect('accounts and keys over HTTP', (dialect) => {
     assert.equal((await account({ name: 'kim' }, platformReader)).status, 403);
   });
 
+  test('a key label that would reorder the text around it (a bidi override or isolate) is a 400 naming the label', async () => {
+    await account({ name: 'rtl' });
+    for (const label of ['evil\u202eexe.pdf', 'a\u2066b', 'tab\there']) {
+      const r = await makeKey('rtl', { label });
+      assert.equal(r.status, 400, r.text);
+      assert.deepEqual(
+        r.body.errors.map((e: { path: string }) => e.path),
+        ['/label'],
+      );
+    }
+    assert.equal((await makeKey('rtl', { label: 'laptop — عربي' })).status, 201, 'right-to-left letters themselves are fine');
+  });
+
   test('an expired key is a 401 whose problem says it expired', async () => {
     await account({ name: 'lee' });
     const expiresAt = inSeconds(1.5);

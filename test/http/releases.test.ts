@@ -46,8 +46,11 @@ forEachDialect('rolling releases', (dialect) => {
         delivery: undefined,
       },
     );
-    assert.equal(first.delivery.attempts, 0);
-    assert.equal(first.delivery.deliveredAt, null);
+    // The webhook's delivery is the platform's: shown to a platform key, never to the endpoint's owner.
+    assert.equal('delivery' in first, false, 'no delivery state for a user key');
+    const [seen] = await releases(e.id, platform);
+    assert.equal(seen.delivery.attempts, 0);
+    assert.equal(seen.delivery.deliveredAt, null);
     await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { readme: 'nothing' } });
     await h.call('PATCH', `/v1/templates/${t.id}`, { key: alice, body: { readme: 'nothing' } }); // no change, no release
     const list = await releases(e.id);

@@ -35,3 +35,10 @@ test('a diff made in the browser names the fields that differ, the same map in a
     { field: 'env', from: { A: '1', B: '2' }, to: { A: '1' } },
   ]);
 });
+
+test("variables named like an object's own properties (toString, constructor) are added and removed as any other", () => {
+  assert.deepEqual(changeRows([{ field: 'env', from: { constructor: 'x' }, to: { toString: 'v' } }]), [
+    { label: 'Variable constructor', variable: 'constructor', from: 'x', to: undefined },
+    { label: 'Variable toString', variable: 'toString', from: undefined, to: 'v' },
+  ]);
+});

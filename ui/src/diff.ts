@@ -49,8 +49,9 @@ export function changeRows(diff: FieldChange[]): ChangeRow[] {
       const after = change.to;
       const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
       for (const name of names) {
-        const from = name in before ? String(before[name]) : undefined;
-        const to = name in after ? String(after[name]) : undefined;
+        // Own names only: a variable named toString or constructor is no property of every object.
+        const from = Object.hasOwn(before, name) ? String(before[name]) : undefined;
+        const to = Object.hasOwn(after, name) ? String(after[name]) : undefined;
         if (from !== to) rows.push({ label: `Variable ${name}`, variable: name, from, to });
       }
       continue;

@@ -98,10 +98,16 @@ interface ReleaseContext {
 
 const capitalised = (text: string) => `${text[0]?.toUpperCase()}${text.slice(1)}`;
 
-function release(r: Release, { all, authors, platform }: ReleaseContext): HTMLElement {
-  const delivery = r.delivery.deliveredAt
-    ? `webhook delivered ${when(r.delivery.deliveredAt)}`
-    : `webhook not delivered yet (${r.delivery.attempts} attempt${r.delivery.attempts === 1 ? '' : 's'}${r.delivery.lastError ? `, last error: ${r.delivery.lastError}` : ''})`;
+/** The webhook's delivery, which the API shows platform keys only. */
+function deliveryOf({ delivery }: Release): string | undefined {
+  if (!delivery) return undefined;
+  if (delivery.deliveredAt) return `webhook delivered ${when(delivery.deliveredAt)}`;
+  const attempts = `${delivery.attempts} attempt${delivery.attempts === 1 ? '' : 's'}`;
+  return `webhook not delivered yet (${attempts}${delivery.lastError ? `, last error: ${delivery.lastError}` : ''})`;
+}
+
+function release(r: Release, { all, authors }: ReleaseContext): HTMLElement {
+  const delivery = deliveryOf(r);
   const author = authors.get(r.templateRevision);
   // Workers are counted only once the orchestrator has reported them.
   const reported = r.status === 'rolling' || r.status === 'completed' || r.status === 'failed';
@@ -119,7 +125,7 @@ function release(r: Release, { all, authors, platform }: ReleaseContext): HTMLEl
           h('progress', { id: `progress-${r.id}`, max: Math.max(r.workersTotal, 1), value: r.workersUpdated }),
         )
       : null,
-    platform ? h('p', { class: 'muted' }, delivery) : null,
+    delivery ? h('p', { class: 'muted' }, delivery) : null,
     r.diff.length ? diffTable(r.diff, `Changes in release ${r.version}`) : null,
   );
 }
