@@ -235,7 +235,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     try {
       secretBytes(checked.RELEASE_WEBHOOK_SECRET);
     } catch (error) {
-      throw new ConfigError(`RELEASE_WEBHOOK_SECRET ${(error as Error).message}: make one with \`openssl rand -base64 32\`.`);
+      throw new ConfigError(`RELEASE_WEBHOOK_SECRET ${(error as Error).message}: make one with \`openssl rand -base64 32\`.`, [
+        'RELEASE_WEBHOOK_SECRET',
+      ]);
     }
   }
   for (const name of ['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS'] as const) {

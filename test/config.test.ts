@@ -42,3 +42,27 @@ test('CORS_ORIGINS: none by default; origins as browsers send them, or "*"; a pa
     );
   }
 });
+
+test('a webhook signing secret that decodes to fewer than 16 bytes is refused, naming the setting', () => {
+  const url = 'http://127.0.0.1:9/hooks';
+  for (const [secret, reason] of [
+    ['whsec_################', /not base64/],
+    ['whsec_AAAAAAAAAAAAAA==', /a key of 10 bytes; it must be at least 16/],
+    ['short', /16 bytes or more/],
+  ] as const) {
+    assert.throws(
+      () => readConfig({ RELEASE_WEBHOOK_URL: url, RELEASE_WEBHOOK_SECRET: secret }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /RELEASE_WEBHOOK_SECRET/);
+        assert.match(error.message, reason);
+        assert.deepEqual(error.settings, ['RELEASE_WEBHOOK_SECRET']);
+        return true;
+      },
+    );
+  }
+  assert.equal(
+    readConfig({ RELEASE_WEBHOOK_URL: url, RELEASE_WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }).RELEASE_WEBHOOK_URL,
+    url,
+  );
+});
