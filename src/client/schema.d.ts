@@ -3432,7 +3432,7 @@ export interface operations {
             /** @description The new template; a retry with the same Idempotency-Key gets it again. */
             200: {
                 headers: {
-                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    /** @description The revision of the template (`"r3"` for revision 3), followed once its image was checked by the check's status and time (`"r3.v1ml2q8gk"`): for If-None-Match on reads, and If-Match on writes (which compare the revision). */
                     etag?: string;
                     /** @description This is the response to an earlier request with the same Idempotency-Key, sent again; the write was not repeated. */
                     "idempotent-replayed"?: "true";
@@ -3545,7 +3545,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Answer 304, with the ETag and no body, when the template is still at a revision named here (compared weakly: `W/"r3"` names revision 3). `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
+                 * @description Answer 304, with the ETag and no body, when the template is still as a tag named here says: its revision and image check (compared weakly: `W/"r3"` names revision 3 before any check). `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.
                  * @example "r3"
                  */
                 "if-none-match"?: string;
@@ -3561,7 +3561,7 @@ export interface operations {
             /** @description The template. */
             200: {
                 headers: {
-                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    /** @description The revision of the template (`"r3"` for revision 3), followed once its image was checked by the check's status and time (`"r3.v1ml2q8gk"`): for If-None-Match on reads, and If-Match on writes (which compare the revision). */
                     etag?: string;
                     [name: string]: unknown;
                 };
@@ -3572,7 +3572,7 @@ export interface operations {
             /** @description Not modified: the template is still at a revision If-None-Match names. */
             304: {
                 headers: {
-                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    /** @description The revision of the template (`"r3"` for revision 3), followed once its image was checked by the check's status and time (`"r3.v1ml2q8gk"`): for If-None-Match on reads, and If-Match on writes (which compare the revision). */
                     etag?: string;
                     [name: string]: unknown;
                 };
@@ -3771,7 +3771,7 @@ export interface operations {
             /** @description The template after the update. */
             200: {
                 headers: {
-                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    /** @description The revision of the template (`"r3"` for revision 3), followed once its image was checked by the check's status and time (`"r3.v1ml2q8gk"`): for If-None-Match on reads, and If-Match on writes (which compare the revision). */
                     etag?: string;
                     [name: string]: unknown;
                 };
@@ -3892,7 +3892,7 @@ export interface operations {
             /** @description The template with the image check just made. */
             200: {
                 headers: {
-                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    /** @description The revision of the template (`"r3"` for revision 3), followed once its image was checked by the check's status and time (`"r3.v1ml2q8gk"`): for If-None-Match on reads, and If-Match on writes (which compare the revision). */
                     etag?: string;
                     [name: string]: unknown;
                 };
@@ -3988,7 +3988,7 @@ export interface operations {
             /** @description The template, pinned to the digest its tag serves. */
             200: {
                 headers: {
-                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    /** @description The revision of the template (`"r3"` for revision 3), followed once its image was checked by the check's status and time (`"r3.v1ml2q8gk"`): for If-None-Match on reads, and If-Match on writes (which compare the revision). */
                     etag?: string;
                     [name: string]: unknown;
                 };
@@ -4323,7 +4323,7 @@ export interface operations {
             /** @description The template after the rollback; a retry with the same Idempotency-Key gets it again. */
             200: {
                 headers: {
-                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    /** @description The revision of the template (`"r3"` for revision 3), followed once its image was checked by the check's status and time (`"r3.v1ml2q8gk"`): for If-None-Match on reads, and If-Match on writes (which compare the revision). */
                     etag?: string;
                     /** @description This is the response to an earlier request with the same Idempotency-Key, sent again; the write was not repeated. */
                     "idempotent-replayed"?: "true";
@@ -4470,7 +4470,7 @@ export interface operations {
             /** @description The template after the update. */
             200: {
                 headers: {
-                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    /** @description The revision of the template (`"r3"` for revision 3), followed once its image was checked by the check's status and time (`"r3.v1ml2q8gk"`): for If-None-Match on reads, and If-Match on writes (which compare the revision). */
                     etag?: string;
                     [name: string]: unknown;
                 };
@@ -4595,7 +4595,7 @@ export interface operations {
             /** @description The template with its new totals. */
             200: {
                 headers: {
-                    /** @description The revision of the template (`"r3"` for revision 3), for If-Match. */
+                    /** @description The revision of the template (`"r3"` for revision 3), followed once its image was checked by the check's status and time (`"r3.v1ml2q8gk"`): for If-None-Match on reads, and If-Match on writes (which compare the revision). */
                     etag?: string;
                     [name: string]: unknown;
                 };

@@ -278,6 +278,8 @@ export const templateNameTaken = () =>
 /** A template as a read needs it: the facts that decide who sees it, its revision, and its representation. */
 export interface TemplateView extends VisibleFacts {
   revision: number;
+  /** Where its image check stands: part of its entity tag, since a check changes the representation, not the revision. */
+  imageCheck: { status: string; checkedAt: string | null };
   /** The registry auth it names ("" for none): not shown to those who may not know it. */
   registryAuthId: string;
   /** The template as the API shows it, as JSON text. */

@@ -9,7 +9,12 @@ import { CATEGORIES } from '../domain/template.ts';
 
 /** The response headers the service sends, each declared once, with its schema, for the OpenAPI document. */
 export const responseHeader = {
-  etag: Type.String({ description: 'The revision of the template (`"r3"` for revision 3), for If-Match.', examples: ['"r3"'] }),
+  etag: Type.String({
+    description:
+      'The revision of the template (`"r3"` for revision 3), followed once its image was checked by the check\'s status and ' +
+      'time (`"r3.v1ml2q8gk"`): for If-None-Match on reads, and If-Match on writes (which compare the revision).',
+    examples: ['"r3"', '"r3.v1ml2q8gk"'],
+  }),
   location: Type.String({ format: 'uri-reference', description: 'Where the new resource is, relative to the server.' }),
   link: Type.String({
     description:

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Kysely, sql } from 'kysely';
+import { dialectFor } from '../../src/store/dialect.ts';
 import { forEachDialect, type Harness, startHarness } from '../support/harness.ts';
 
 // Conditional requests (RFC 9110 §13), seen from a client: If-None-Match on a read answers 304 with the ETag and no
@@ -62,6 +64,41 @@ forEachDialect('conditional reads and writes', (dialect) => {
     assert.equal(stale.body.readme, 'changed');
     assert.equal(stale.headers.etag, '"r2"');
     assert.equal((await get('"r1", "r2"')).status, 304);
+  });
+
+  test("an image check moves the ETag, not the revision: a poller sees the result; a write's If-Match still holds", async () => {
+    const made = await h.call('POST', '/v1/templates', { key: alice, body: { name: 'checked', imageName: 'ubuntu' } });
+    const before = made.headers.etag as string;
+    assert.equal(before, `"r1"`);
+    // A check's result, as the checker writes it (any writer: the read cache hears of it from the database).
+    const raw = new Kysely<any>({ dialect: dialectFor(h.database.url).kysely });
+    try {
+      await sql`update templates set image_check_status = 'verified', image_checked_at = ${'2026-11-27T12:00:00.000Z'} where id = ${made.body.id}`.execute(
+        raw,
+      );
+    } finally {
+      await raw.destroy();
+    }
+    const polled = await h.call('GET', `/v1/templates/${made.body.id}`, { key: alice, headers: { 'if-none-match': before } });
+    assert.equal(polled.status, 200, 'the old tag no longer names what is served');
+    assert.equal(polled.body.imageCheck.status, 'verified');
+    assert.equal(polled.body.revision, 1);
+    const after = polled.headers.etag as string;
+    assert.match(after, /^"r1\.v[0-9a-z]+"$/);
+    assert.equal((await h.call('GET', `/v1/templates/${made.body.id}`, { key: alice, headers: { 'if-none-match': after } })).status, 304);
+    // A write compares revisions: the tag from before the check, and the one after, both name revision 1.
+    const patched = await h.call('PATCH', `/v1/templates/${made.body.id}`, {
+      key: alice,
+      body: { readme: 'a' },
+      headers: { 'if-match': before },
+    });
+    assert.equal(patched.status, 200, patched.text);
+    const stale = await h.call('PATCH', `/v1/templates/${made.body.id}`, {
+      key: alice,
+      body: { readme: 'b' },
+      headers: { 'if-match': after },
+    });
+    assert.equal(stale.status, 412, 'revision 1 is gone');
   });
 
   test('a template the caller may not see is a 404 whatever If-None-Match says; a malformed header is a 400 naming it', async () => {

@@ -105,6 +105,7 @@ forEachDialect('store contract', (dialect) => {
       isPlatform: false,
       bound: false,
       revision: 1,
+      imageCheck: { status: t.imageCheck.status, checkedAt: t.imageCheck.checkedAt },
       registryAuthId: '',
       json: templateJson(t),
     });

@@ -5,7 +5,23 @@ import type { Precondition } from '../../usecases/templates.ts';
 // Conditional requests (RFC 9110 §13): a template's ETag names its revision. If-Match makes a write conditional on it;
 // If-None-Match lets a read answer 304 when the client's copy is current, and makes a write fail when it is.
 
-export const etagOf = (template: { revision: number }): string => `"r${template.revision}"`;
+/**
+ * A template's entity tag: its revision and, once its image was checked, the check's status and time (a check
+ * changes `imageCheck`, not the revision): `"r3"`, then `"r3.v1ml2q8gk"` (the status's initial, the time in ms, base
+ * 36). A read's If-None-Match compares the whole tag; a write's If-Match and If-None-Match compare the revision, which
+ * is what a write can conflict with (a check landing meanwhile fails no write).
+ */
+export const etagOf = (template: { revision: number; imageCheck?: { status: string; checkedAt: string | null } }): string => {
+  const checkedAt = template.imageCheck?.checkedAt;
+  if (!checkedAt) return `"r${template.revision}"`;
+  return `"r${template.revision}.${template.imageCheck?.status.charAt(0)}${Date.parse(checkedAt).toString(36)}"`;
+};
+
+/** The revision an entity tag of ours names; undefined for a tag that is not ours. */
+const revisionOf = (opaque: string): number | undefined => {
+  const match = /^r([0-9]{1,15})(?:\.[a-z0-9]+)?$/.exec(opaque);
+  return match ? Number(match[1]) : undefined;
+};
 
 /** An entity tag: optionally weak (`W/`), its opaque part quoted (RFC 9110 §8.8.3). */
 const TAG = '(?:W/)?"[\\x21\\x23-\\x7e]*"';
@@ -37,7 +53,7 @@ export const ifMatchHeader = entityTagsHeader(
 export const ifNoneMatchHeader = (read: boolean) =>
   entityTagsHeader(
     read
-      ? 'Answer 304, with the ETag and no body, when the template is still at a revision named here (compared weakly: `W/"r3"` names revision 3).'
+      ? 'Answer 304, with the ETag and no body, when the template is still as a tag named here says: its revision and image check (compared weakly: `W/"r3"` names revision 3 before any check).'
       : 'Make the write fail (412) when the template is at a revision named here, or exists at all with `*`.',
   );
 
@@ -64,6 +80,12 @@ function names(tags: Tags, etag: string, weakly: boolean): boolean {
   return tags.some((t) => t.opaque === opaque && (weakly || !t.weak));
 }
 
+/** Whether `tags` name a tag of `revision`, whatever its image check: compared strongly or weakly. */
+function namesRevision(tags: Tags, revision: number, weakly: boolean): boolean {
+  if (tags === '*') return true;
+  return tags.some((t) => revisionOf(t.opaque) === revision && (weakly || !t.weak));
+}
+
 /**
  * The conditions If-Match and If-None-Match set on a write to a template; undefined without either. In the order of
  * RFC 9110 §13.2.2: a revision If-Match does not name, or one If-None-Match names, fails the write with a 412.
@@ -73,9 +95,8 @@ export function preconditionFrom(headers: Record<string, string | string[] | und
   const ifNoneMatch = entityTags(headers['if-none-match'], 'if-none-match');
   if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
   return (revision) => {
-    const etag = etagOf({ revision });
-    if (ifMatch !== undefined && !names(ifMatch, etag, false)) return 'which If-Match does not name';
-    if (ifNoneMatch !== undefined && names(ifNoneMatch, etag, true)) return 'which If-None-Match names';
+    if (ifMatch !== undefined && !namesRevision(ifMatch, revision, false)) return 'which If-Match does not name';
+    if (ifNoneMatch !== undefined && namesRevision(ifNoneMatch, revision, true)) return 'which If-None-Match names';
     return undefined;
   };
 }

@@ -45,6 +45,8 @@ const VIEW_COLUMNS = [
   'is_platform',
   'revision',
   'container_registry_auth_id',
+  'image_check_status',
+  'image_checked_at',
   'body',
 ] as const;
 
@@ -122,6 +124,7 @@ export class TemplateRepository {
       isPlatform: row.is_platform === 1,
       bound: row.endpoint_id !== null,
       revision: row.revision,
+      imageCheck: { status: row.image_check_status, checkedAt: row.image_checked_at },
       registryAuthId: row.container_registry_auth_id,
       json,
     };
