@@ -97,6 +97,33 @@ const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 /** An FTS5 query for the rows whose text holds `term` (a phrase of its trigrams: a substring). */
 export const trigramPhrase = (term: string) => `"${term.replaceAll('"', '""')}"`;
 
+/** A term found in fewer rows than this is read through the trigram table (SQLite). */
+const RARE = 1_000;
+/** SQLite: how many of a term's trigrams are asked whether they are rare (see `holdsRareTrigram`). */
+const TRIGRAMS_ASKED = 32;
+
+/**
+ * SQLite: whether one of the term's trigrams is in fewer than RARE rows of the trigram table. Then a page read through
+ * it examines about that many rows (FTS5 steps every trigram of the phrase to the rare one's rows). Counting the
+ * rows of the whole phrase instead is no bound: a term made of frequent trigrams that no row holds in that order
+ * (`seededed`, each of whose trigrams every `seeded …` row holds) made FTS5 check every row, 0.36 s at 100,000
+ * templates on the event loop. Each count stops at RARE rows, the first rare trigram ends the look, and at most
+ * TRIGRAMS_ASKED of them, spread over the term, are asked (a 255-character term has 253): a term none of whose
+ * asked trigrams is rare is walked, within the row budget.
+ */
+export async function holdsRareTrigram(db: Kysely<Tables>, term: string): Promise<boolean> {
+  const chars = [...term];
+  const all = [...new Set(chars.slice(2).map((_, i) => chars.slice(i, i + 3).join('')))];
+  const step = Math.max(1, all.length / TRIGRAMS_ASKED);
+  const trigrams = new Set(Array.from({ length: Math.min(all.length, TRIGRAMS_ASKED) }, (_, i) => all[Math.floor(i * step)] as string));
+  for (const trigram of trigrams) {
+    const { rows } = await sql<{ found: number }>`select count(*) as found from (select rowid from templates_search
+      where templates_search match ${trigramPhrase(trigram)} limit ${RARE})`.execute(db);
+    if (Number(rows[0]?.found ?? 0) < RARE) return true;
+  }
+  return false;
+}
+
 /** The rows whose `search` holds `term`, found as `via` says; an exact check in every case (the trigram table's too). */
 function searchCondition(dialect: 'sqlite' | 'postgres', via: SearchVia, term: string) {
   if (via === 'like') return sql<SqlBool>`search like ${`%${escapeLike(term)}%`} escape '\\'`;

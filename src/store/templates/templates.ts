@@ -5,12 +5,12 @@ import { type TemplateRecord, type TemplateView, templateJson, templateNameTaken
 import { type Core, RowInsert, SIZED, Statement, sizedPage, withinBudget } from '../core.ts';
 import { searchText, TEMPLATE_COLUMNS, toRevision, toRow, toTemplate } from './columns.ts';
 import {
+  holdsRareTrigram,
   listQuery,
   type SearchPlan,
   type SearchVia,
   scopeCount,
   type TemplateQuery,
-  trigramPhrase,
   walkCount,
   walkEndQuery,
   walkEndsQuery,
@@ -18,12 +18,8 @@ import {
 
 // The templates and their revisions: one aggregate, one repository, and the plan of each search.
 
-/** A term found in fewer rows than this is read through the trigram table (SQLite). */
-const RARE = 1_000;
 /** The rows of each scope a search reads down the scope's index, at most, for one page. */
 export const WALK_ROWS = 10_000;
-/** SQLite: how many of a term's trigrams are asked whether they are rare (see `holdsRareTrigram`). */
-const TRIGRAMS_ASKED = 32;
 /** PostgreSQL: the default of `TemplateRepository.searchAttemptMs`, in milliseconds. */
 export const SEARCH_ATTEMPT_MS = 200;
 
@@ -289,7 +285,7 @@ export class TemplateRepository {
     const short = [...term].length < 3;
     let via: SearchVia = 'walk';
     if (!short && this.core.dialect.name === 'postgres') via = 'like';
-    else if (!short && (await this.holdsRareTrigram(term))) via = 'trigram';
+    else if (!short && (await holdsRareTrigram(this.core.db, term))) via = 'trigram';
     if (via !== 'walk') return { via };
     return this.walkPlan(query);
   }
@@ -328,28 +324,6 @@ export class TemplateRepository {
       );
     }
     return { via: 'walk', floors };
-  }
-
-  /**
-   * SQLite: whether one of the term's trigrams is in fewer than RARE rows of the trigram table. Then a page read through
-   * it examines about that many rows (FTS5 steps every trigram of the phrase to the rare one's rows). Counting the
-   * rows of the whole phrase instead is no bound: a term made of frequent trigrams that no row holds in that order
-   * (`seededed`, each of whose trigrams every `seeded …` row holds) made FTS5 check every row, 0.36 s at 100,000
-   * templates on the event loop. Each count stops at RARE rows, the first rare trigram ends the look, and at most
-   * TRIGRAMS_ASKED of them, spread over the term, are asked (a 255-character term has 253): a term none of whose
-   * asked trigrams is rare is walked, within the row budget.
-   */
-  private async holdsRareTrigram(term: string): Promise<boolean> {
-    const chars = [...term];
-    const all = [...new Set(chars.slice(2).map((_, i) => chars.slice(i, i + 3).join('')))];
-    const step = Math.max(1, all.length / TRIGRAMS_ASKED);
-    const trigrams = new Set(Array.from({ length: Math.min(all.length, TRIGRAMS_ASKED) }, (_, i) => all[Math.floor(i * step)] as string));
-    for (const trigram of trigrams) {
-      const { rows } = await sql<{ found: number }>`select count(*) as found from (select rowid from templates_search
-        where templates_search match ${trigramPhrase(trigram)} limit ${RARE})`.execute(this.core.db);
-      if (Number(rows[0]?.found ?? 0) < RARE) return true;
-    }
-    return false;
   }
 
   /**
