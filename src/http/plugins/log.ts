@@ -115,13 +115,26 @@ class RequestLogger {
     return new RequestLogger(this.parent, { ...this.bound, ...bindings });
   }
 
-  trace = (...args: unknown[]) => this.write('trace', args);
-  debug = (...args: unknown[]) => this.write('debug', args);
-  info = (...args: unknown[]) => this.write('info', args);
-  warn = (...args: unknown[]) => this.write('warn', args);
-  error = (...args: unknown[]) => this.write('error', args);
-  fatal = (...args: unknown[]) => this.write('fatal', args);
-  silent = () => {};
+  // Methods of the class, not closures made for each request's logger.
+  trace(...args: unknown[]): void {
+    this.write('trace', args);
+  }
+  debug(...args: unknown[]): void {
+    this.write('debug', args);
+  }
+  info(...args: unknown[]): void {
+    this.write('info', args);
+  }
+  warn(...args: unknown[]): void {
+    this.write('warn', args);
+  }
+  error(...args: unknown[]): void {
+    this.write('error', args);
+  }
+  fatal(...args: unknown[]): void {
+    this.write('fatal', args);
+  }
+  silent(): void {}
 
   private write(level: Level, [first, ...rest]: unknown[]): void {
     if (!this.parent.isLevelEnabled(level)) return;
