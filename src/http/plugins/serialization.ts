@@ -7,11 +7,14 @@ import type { FastifySerializerCompiler } from 'fastify';
 // (the tests build hundreds) compiles each schema once: its serializer depends on nothing but the schema and `shared`.
 
 type Serialize = (data: unknown) => string;
-const compiled = new Map<string, Serialize>();
+/** The serializers compiled so far, for each set of shared schemas, by route schema. */
+const compiledFor = new WeakMap<TSchema[], Map<string, Serialize>>();
 
-/** The response serializer of an app; `shared` are the schemas that routes refer to by `$ref` (the same in every app). */
+/** The response serializer of an app; `shared` are the schemas that routes refer to by `$ref`. */
 export function serializerCompiler(shared: TSchema[]): FastifySerializerCompiler<TSchema> {
   const compile = SerializerSelector()(Object.fromEntries(shared.map((schema) => [schema.$id, schema])), {});
+  let compiled = compiledFor.get(shared);
+  if (!compiled) compiledFor.set(shared, (compiled = new Map()));
   return (route) => {
     const key = JSON.stringify(route.schema);
     let serialize = compiled.get(key);
