@@ -13,8 +13,8 @@ const compiledFor = new WeakMap<TSchema[], Map<string, Serialize>>();
 /** The response serializer of an app; `shared` are the schemas that routes refer to by `$ref`. */
 export function serializerCompiler(shared: TSchema[]): FastifySerializerCompiler<TSchema> {
   const compile = SerializerSelector()(Object.fromEntries(shared.map((schema) => [schema.$id, schema])), {});
-  let compiled = compiledFor.get(shared);
-  if (!compiled) compiledFor.set(shared, (compiled = new Map()));
+  const compiled = compiledFor.get(shared) ?? new Map<string, Serialize>();
+  compiledFor.set(shared, compiled);
   return (route) => {
     const key = JSON.stringify(route.schema);
     let serialize = compiled.get(key);
