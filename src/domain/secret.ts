@@ -111,13 +111,19 @@ export function referencesIn(value: string): { references: Reference[]; malforme
   return { references };
 }
 
-/** Refuses an env with a malformed secret reference (400 naming each such key). Every template is checked. */
-export function checkReferences(env: Record<string, string>): void {
+/** What is wrong with each malformed secret reference of an env (its string values), by key. */
+export function malformedReferences(env: Record<string, unknown>): FieldError[] {
   const errors: FieldError[] = [];
   for (const [key, value] of Object.entries(env)) {
-    const { malformed } = referencesIn(value);
+    const malformed = typeof value === 'string' ? referencesIn(value).malformed : undefined;
     if (malformed) errors.push({ path: `/env/${escapePointer(key)}`, message: malformed });
   }
+  return errors;
+}
+
+/** Refuses an env with a malformed secret reference (400 naming each such key). Every template is checked. */
+export function checkReferences(env: Record<string, string>): void {
+  const errors = malformedReferences(env);
   if (errors.length > 0) {
     throw invalid(`Malformed secret references in env: ${errors.map((e) => e.path.slice(5)).join(', ')}.`, errors);
   }

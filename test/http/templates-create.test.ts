@@ -199,6 +199,27 @@ forEachDialect('POST /v1/templates', (dialect) => {
     for (const e of r.body.errors) assert.doesNotMatch(e.message, FOR_DEVELOPERS);
   });
 
+  test('a malformed secret reference is named in the same 400 as the fields the schema refuses, not in a second one', async () => {
+    for (const method of ['POST', 'PATCH'] as const) {
+      const url =
+        method === 'POST'
+          ? '/v1/templates'
+          : `/v1/templates/${(await h.call('POST', '/v1/templates', { key: alice, body: { name: `ref ${method}`, imageName: 'ubuntu' } })).body.id}`;
+      const r = await h.call(method, url, {
+        key: alice,
+        body: {
+          ...(method === 'POST' ? { name: 'refs', imageName: 'ubuntu' } : {}),
+          env: { OK: '{{ secret.my-token }}', '1X': 'a' },
+          ports: ['70000/http'],
+        },
+      });
+      assert.equal(r.status, 400, r.text);
+      assert.deepEqual(r.body.errors.map((e: { path: string }) => e.path).sort(), ['/env/1X', '/env/OK', '/ports/0'], r.text);
+      assert.match(r.body.detail, /env\/1X/);
+      assert.match(r.body.detail, /env\/OK/);
+    }
+  });
+
   test('a bad secret name, and a token in a public template, are explained without API routes', async () => {
     const secret = await h.call('PUT', '/v1/secrets/bad-name', { key: alice, body: { value: 'x' } });
     assert.equal(secret.status, 400);

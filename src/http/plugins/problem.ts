@@ -3,7 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type FieldError, RateLimited } from '../../domain/errors.ts';
 import { QuotaExceeded } from '../../domain/quota.ts';
-import { MissingSecrets } from '../../domain/secret.ts';
+import { MissingSecrets, malformedReferences } from '../../domain/secret.ts';
 import { responseHeader } from '../schemas.ts';
 import { fieldErrors } from './validation.ts';
 
@@ -127,7 +127,18 @@ export function problemResponses(...statuses: (number | [number, string])[]) {
 
 const PART: Record<string, Part> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
-function toProblem(error: FastifyError): Problem {
+/**
+ * A body's env checked for malformed secret references beside the schema's refusals, so that one 400 names every bad
+ * field: the rule is the domain's (domain/secret.ts), which would otherwise only speak once the schema's errors were
+ * mended.
+ */
+function envReferenceErrors(body: unknown, reported: FieldError[]): FieldError[] {
+  const env = (body as { env?: unknown } | null | undefined)?.env;
+  if (typeof env !== 'object' || env === null || Array.isArray(env)) return [];
+  return malformedReferences(env as Record<string, unknown>).filter((e) => !reported.some((r) => r.path === e.path));
+}
+
+function toProblem(error: FastifyError, requestBody?: unknown): Problem {
   if (error instanceof QuotaExceeded) return { ...problem(error.kind, error.message), quota: error.quota };
   if (error instanceof MissingSecrets) return { ...problem(error.kind, error.message), missingSecrets: error.missing };
   if (error instanceof DomainError) {
@@ -135,7 +146,8 @@ function toProblem(error: FastifyError): Problem {
   }
   if (error.validation) {
     const part = PART[error.validationContext ?? 'body'] ?? 'body';
-    const errors = fieldErrors(error.validation as Parameters<typeof fieldErrors>[0]);
+    const schema = fieldErrors(error.validation as Parameters<typeof fieldErrors>[0]);
+    const errors = part === 'body' ? [...schema, ...envReferenceErrors(requestBody, schema)] : schema;
     if (errors.length === 1 && errors[0]?.path === '' && part === 'body') {
       return problem('invalid', 'The request body must be a JSON object.', [{ path: '', message: errors[0].message }]);
     }
@@ -167,7 +179,7 @@ function toProblem(error: FastifyError): Problem {
 
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const body = toProblem(error);
+    const body = toProblem(error, request.body);
     if (error instanceof RateLimited) reply.header('retry-after', String(Math.max(1, error.retryAfterSeconds)));
     if (body.status === 503) {
       const cause = (error.cause ?? error) as { name?: string; code?: string; message?: string };
