@@ -43,6 +43,18 @@ export interface Database {
 }
 
 /** A fresh, empty database of the given kind. */
+/**
+ * Runs a Kysely migration of a test's own database; its error, or undefined. Kysely's introspector reads every
+ * schema of the database, and on PostgreSQL a test running beside may drop its schema meanwhile ("schema … does not
+ * exist", code 3F000, never this test's own): such a run is tried again, as Store.migrate does.
+ */
+export async function migrateQuietly(run: () => Promise<{ error?: unknown }>): Promise<unknown> {
+  for (let attempt = 1; ; attempt++) {
+    const { error } = await run();
+    if (!error || (error as { code?: string }).code !== '3F000' || attempt === 5) return error;
+  }
+}
+
 export async function freshDatabase(dialect: DialectName): Promise<Database> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'podplate-test-'));
