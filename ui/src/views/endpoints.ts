@@ -88,12 +88,11 @@ export const endpointsView: View = async ({ container, alive }) => {
   );
 };
 
-/** What a release card shows beside the release: the endpoint's other releases, who made each revision, and whether
- * the webhook's delivery is the caller's business (a platform key's: the platform delivers and acts on it). */
+/** What a release card shows beside the release: the endpoint's other releases, and who made each revision. (The
+ * webhook's delivery is shown when the API gives it: to platform keys only.) */
 interface ReleaseContext {
   all: Release[];
   authors: Map<number, string>;
-  platform: boolean;
 }
 
 const capitalised = (text: string) => `${text[0]?.toUpperCase()}${text.slice(1)}`;
@@ -152,11 +151,10 @@ export const endpointView =
     let endpoint: Endpoint;
     let releases: Page<Release>;
     let template: Template | undefined;
-    let platform = false;
     /** The template's newest revisions, by number: the image each ran and who made it. */
     const revisions = new Map<number, Revision>();
     try {
-      [endpoint, releases, platform] = await Promise.all([api.endpoint(id), api.releases(id), api.me().then((me) => me.isPlatform)]);
+      [endpoint, releases] = await Promise.all([api.endpoint(id), api.releases(id)]);
       template = await api.template(endpoint.templateId).then(
         (t) => t.value,
         () => undefined,
@@ -202,7 +200,7 @@ export const endpointView =
         revision === undefined ? null : ` (template revision ${revision})`,
         rolling ? h('span', { class: 'muted' }, ` · release ${rolling.version} ${releaseState(rolling, items)}`) : null,
       );
-      const context: ReleaseContext = { all: [...items], authors, platform };
+      const context: ReleaseContext = { all: [...items], authors };
       show(
         list,
         items.map((r) => release(r, context)),
