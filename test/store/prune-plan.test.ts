@@ -255,6 +255,36 @@ forEachDialect('the plans of the outbox', (dialect) => {
     }
   });
 
+  if (dialect === 'postgres')
+    test('a burst of events after the statistics were taken is read once, not each event against every other', async () => {
+      // Analyzed with none undelivered, then 1,000 events, each its own key: as after a quiet hour, a busy minute.
+      const raw = new Kysely<any>({ dialect: dialectFor(db.url).kysely });
+      const pending = (await raw.selectFrom('outbox').select('seq').where('delivered_at', 'is', null).execute()).map((r) => r.seq);
+      await raw.updateTable('outbox').set({ delivered_at: '2026-06-01T00:00:00.000Z' }).where('seq', 'in', pending).execute();
+      await plansOf(db.url, 'analyze outbox');
+      try {
+        const at = '2026-06-01T00:00:00.000Z';
+        const burst = Array.from({ length: 1_000 }, (_, i) => ({
+          event_id: `evt_burst_${i}`,
+          type: 'release.created',
+          subject_id: `rel_burst_${i}`,
+          ordering_key: `burst${i}`,
+          payload: '{}',
+          created_at: at,
+          next_attempt_at: at,
+        }));
+        await raw.insertInto('outbox').values(burst).execute();
+        const plan = (await plansOf(db.url, store.outbox.dueSql('2027-01-01T00:00:00.000Z', 16))) as string;
+        const examined = examinedIn(plan);
+        assert.ok(examined < 3 * (PENDING + 1_000), `examined ${examined} rows: ${plan}`);
+      } finally {
+        await raw.deleteFrom('outbox').where('event_id', 'like', 'evt_burst_%').execute();
+        await raw.updateTable('outbox').set({ delivered_at: null }).where('seq', 'in', pending).execute();
+        await plansOf(db.url, 'analyze outbox');
+        await raw.destroy();
+      }
+    });
+
   test('the purge reads the oldest deliveries down their partial index, only the rows it deletes', async () => {
     const q = store.outbox.purgeSql('2026-01-05T00:00:00.000Z', 500);
     if (dialect === 'postgres') {
