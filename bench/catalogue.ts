@@ -13,6 +13,11 @@ export const TERMS = {
   rare: 'quokkaflux',
   /** In no row: no vocabulary word holds it. */
   none: 'xylophone',
+  /**
+   * In no row, though about 4 % hold every trigram of it (images `pytorch:2.1.0-py3.10` and `pytorch:2.4.0-py3.11`):
+   * what a trigram index checks most rows for.
+   */
+  nearMiss: 'pytorch:2.1.0-py3.11',
   /** A 2-character term in a few % of the rows ("sdxl", "sd-webui", "sd 1.5"). */
   short: 'sd',
   /** A 2-character term in no row: a walk reads its whole budget and finds nothing. */

@@ -11,6 +11,7 @@ const SEARCHES = [
   ['common', TERMS.common],
   ['rare', TERMS.rare],
   ['no match', TERMS.none],
+  ['no match, of frequent words', TERMS.nearMiss],
   ['2 characters', TERMS.short],
   ['2 characters, no match', TERMS.shortNone],
 ] as const;

@@ -7,7 +7,7 @@ import type { ListPosition } from '../../src/domain/page.ts';
 import { dialectFor } from '../../src/store/dialect.ts';
 import { Store } from '../../src/store/store.ts';
 import type { TemplateQuery } from '../../src/store/templates/list.ts';
-import { SEARCH_ATTEMPT_MS, WALK_ROWS } from '../../src/store/templates/templates.ts';
+import { SEARCH_ATTEMPT_MS, SEARCH_WORK_MAX, WALK_ROWS } from '../../src/store/templates/templates.ts';
 import { type Database, forEachDialect, freshDatabase } from '../support/harness.ts';
 import { at, templateRecord } from '../support/records.ts';
 
@@ -310,11 +310,35 @@ forEachDialect('the plan of a search, chosen per term', (dialect) => {
     }
   });
 
-  // SQLite chooses by counting trigrams (above); PostgreSQL's planner chooses, within a time.
+  // SQLite chooses by counting trigrams (above); PostgreSQL by estimating them from a sample, and its planner chooses
+  // within a time.
+  if (dialect === 'postgres')
+    test('PostgreSQL: a term the trigram index would check too many rows for is walked without trying it', async () => {
+      // Every `seeded …` row holds each trigram of "seededed": the index would hand over all 25,000 to be checked.
+      assert.equal((await store.templates.searchPlan({ visibility, scope: 'public', search: 'seededed', limit: 100 })).via, 'walk');
+      // So does a frequent term (a walk fills its page in about a page of rows); a rare one is looked up.
+      assert.equal((await store.templates.searchPlan({ visibility, scope: 'public', search: 'seeded', limit: 100 })).via, 'walk');
+      assert.equal((await store.templates.searchPlan({ visibility, scope: 'public', search: 'zebrafish', limit: 100 })).via, 'like');
+      // A rare word beside frequent ones: the index skips through the frequent lists to the rare one's rows.
+      assert.equal((await store.templates.searchPlan({ visibility, scope: 'public', search: 'seeded zebrafish', limit: 100 })).via, 'like');
+      // No trigram at all (no letter or digit): the index cannot serve it.
+      assert.equal((await store.templates.searchPlan({ visibility, scope: 'public', search: '-_-', limit: 100 })).via, 'walk');
+      // Walked, the term is still found nowhere, and a found term found, page after page.
+      let found = 0;
+      let at: ListPosition | undefined;
+      do {
+        const page = await store.templates.list({ visibility, scope: 'public', search: 'seededed', limit: 100, before: at });
+        found += page.items.length;
+        at = page.next;
+      } while (at !== undefined);
+      assert.equal(found, 0);
+    });
+
   if (dialect === 'postgres')
     test('PostgreSQL: a search through the trigram index that runs past its time is walked instead, within the row budget', async () => {
       // 1 ms is far less than checking the scope's rows takes: the attempt is cancelled, and the term walked.
       store.templates.searchAttemptMs = 1;
+      store.templates.searchWorkMax = Number.POSITIVE_INFINITY;
       try {
         const first = await store.templates.list({ visibility, scope: 'public', search: 'seededed', limit: 100 });
         assert.deepEqual(first.items, []);
@@ -338,9 +362,15 @@ forEachDialect('the plan of a search, chosen per term', (dialect) => {
       } finally {
         store.templates.searchAttemptMs = SEARCH_ATTEMPT_MS;
       }
-      // In its time, the same term is one empty page.
-      const page = await store.templates.list({ visibility, scope: 'public', search: 'seededed', limit: 100 });
-      assert.deepEqual([page.items, page.next], [[], undefined]);
+      // Given the time, the same term is one empty page.
+      store.templates.searchAttemptMs = 10_000;
+      try {
+        const page = await store.templates.list({ visibility, scope: 'public', search: 'seededed', limit: 100 });
+        assert.deepEqual([page.items, page.next], [[], undefined]);
+      } finally {
+        store.templates.searchAttemptMs = SEARCH_ATTEMPT_MS;
+        store.templates.searchWorkMax = SEARCH_WORK_MAX;
+      }
     });
 
   test('a frequent term is read down the scope index, a page in about a page of rows', async () => {

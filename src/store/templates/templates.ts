@@ -15,13 +15,16 @@ import {
   walkEndQuery,
   walkEndsQuery,
 } from './list.ts';
+import { SearchSample } from './search-sample.ts';
 
 // The templates and their revisions: one aggregate, one repository, and the plan of each search.
 
 /** The rows of each scope a search reads down the scope's index, at most, for one page. */
 export const WALK_ROWS = 10_000;
 /** PostgreSQL: the default of `TemplateRepository.searchAttemptMs`, in milliseconds. */
-export const SEARCH_ATTEMPT_MS = 200;
+export const SEARCH_ATTEMPT_MS = 40;
+/** PostgreSQL: the default of `TemplateRepository.searchWorkMax`, as rows checked (about 20 ms' worth). */
+export const SEARCH_WORK_MAX = 4_000;
 
 // The templates and their revisions: one aggregate, one repository.
 
@@ -58,6 +61,7 @@ const INSERT_REVISION = new RowInsert('template_revisions');
 export type TemplateReads = Pick<
   TemplateRepository,
   | 'searchAttemptMs'
+  | 'searchWorkMax'
   | 'pruneRevisionsSql'
   | 'find'
   | 'findView'
@@ -75,11 +79,15 @@ export type TemplateReads = Pick<
 export class TemplateRepository {
   /** PostgreSQL: how long a search through `like` may take before the term is walked instead (see `likeWithin`). */
   searchAttemptMs = SEARCH_ATTEMPT_MS;
+  /** PostgreSQL: a term its trigram index would do more work for, estimated, is walked (see search-sample.ts). */
+  searchWorkMax = SEARCH_WORK_MAX;
 
   private readonly core: Core;
+  private readonly sample: SearchSample | undefined;
 
   constructor(core: Core) {
     this.core = core;
+    if (core.dialect.name === 'postgres') this.sample = new SearchSample(core.db);
   }
 
   /** Inserts a new template; with `checkDue`, its image check is due then (see image-checks.ts). */
@@ -271,7 +279,9 @@ export class TemplateRepository {
 
   /**
    * How a page finds its `q`, chosen per term. PostgreSQL: a term of 3 characters or more by `like`, and its planner
-   * chooses between the trigram index and the scope's index; SQLite: through the trigram table when one of the term's
+   * chooses between the trigram index and the scope's index, unless the index would do more work than checking
+   * `searchWorkMax` rows (estimated from a sample: a frequent term, or frequent words in an order no row holds), when
+   * it is walked as a short one; SQLite: through the trigram table when one of the term's
    * trigrams is in fewer than RARE rows, else down the scope's index (a frequent term fills a page in a few rows). Terms of
    * 1 or 2 characters have no trigram: they are walked, and every walk stops after WALK_ROWS rows of each scope.
    */
@@ -284,7 +294,7 @@ export class TemplateRepository {
     if (!term) return { via: 'like' };
     const short = [...term].length < 3;
     let via: SearchVia = 'walk';
-    if (!short && this.core.dialect.name === 'postgres') via = 'like';
+    if (!short && this.sample) via = (await this.sample.work(term)) > this.searchWorkMax ? 'walk' : 'like';
     else if (!short && (await holdsRareTrigram(this.core.db, term))) via = 'trigram';
     if (via !== 'walk') return { via };
     return this.walkPlan(query);
