@@ -37,6 +37,8 @@ export interface SearchPlan {
    * throws away; a walk that read them all and came back short ends the page where it stopped (`walkEndsQuery`).
    */
   walkRows?: number;
+  /** SQLite, `trigram`: a trigram of the term that fewer than RARE rows hold, whose rows are checked (see `rareTrigramOf`). */
+  trigram?: string;
 }
 
 type Condition = (eb: ExpressionBuilder<Tables, 'templates'>) => Expression<SqlBool>[];
@@ -99,19 +101,20 @@ export const trigramPhrase = (term: string) => `"${term.replaceAll('"', '""')}"`
 
 /** A term found in fewer rows than this is read through the trigram table (SQLite). */
 const RARE = 1_000;
-/** SQLite: how many of a term's trigrams are asked whether they are rare (see `holdsRareTrigram`). */
+/** SQLite: how many of a term's trigrams are asked whether they are rare (see `rareTrigramOf`). */
 const TRIGRAMS_ASKED = 32;
 
 /**
- * SQLite: whether one of the term's trigrams is in fewer than RARE rows of the trigram table. Then a page read through
- * it examines about that many rows (FTS5 steps every trigram of the phrase to the rare one's rows). Counting the
- * rows of the whole phrase instead is no bound: a term made of frequent trigrams that no row holds in that order
- * (`seededed`, each of whose trigrams every `seeded …` row holds) made FTS5 check every row, 0.36 s at 100,000
- * templates on the event loop. Each count stops at RARE rows, the first rare trigram ends the look, and at most
- * TRIGRAMS_ASKED of them, spread over the term, are asked (a 255-character term has 253): a term none of whose
- * asked trigrams is rare is walked, within the row budget.
+ * SQLite: one of the term's trigrams that fewer than RARE rows of the trigram table hold, if any. A page then reads
+ * that trigram's rows and checks each against the term: at most RARE of them. Asking FTS5 for the rows holding the
+ * whole term instead (a phrase of its trigrams) reads every trigram's list of rows, however long: 1.2 ms for
+ * `quokkaflux` at 100,000 templates (one list per visibility scope), where its rare trigram's 10 rows take 0.46 ms in
+ * all; and a term made of frequent trigrams that no row holds in that order (`seededed`, each of whose trigrams every
+ * `seeded …` row holds) made FTS5 check every row, 0.36 s on the event loop. Each count stops at RARE rows, the first
+ * rare trigram ends the look, and at most TRIGRAMS_ASKED of them, spread over the term, are asked (a 255-character
+ * term has 253): a term none of whose asked trigrams is rare is walked, within the row budget.
  */
-export async function holdsRareTrigram(db: Kysely<Tables>, term: string): Promise<boolean> {
+export async function rareTrigramOf(db: Kysely<Tables>, term: string): Promise<string | undefined> {
   const chars = [...term];
   const all = [...new Set(chars.slice(2).map((_, i) => chars.slice(i, i + 3).join('')))];
   const step = Math.max(1, all.length / TRIGRAMS_ASKED);
@@ -119,18 +122,20 @@ export async function holdsRareTrigram(db: Kysely<Tables>, term: string): Promis
   for (const trigram of trigrams) {
     const { rows } = await sql<{ found: number }>`select count(*) as found from (select rowid from templates_search
       where templates_search match ${trigramPhrase(trigram)} limit ${RARE})`.execute(db);
-    if (Number(rows[0]?.found ?? 0) < RARE) return true;
+    if (Number(rows[0]?.found ?? 0) < RARE) return trigram;
   }
-  return false;
+  return undefined;
 }
 
 /** The rows whose `search` holds `term`, found as `via` says; an exact check in every case (the trigram table's too). */
-function searchCondition(dialect: 'sqlite' | 'postgres', via: SearchVia, term: string) {
+function searchCondition(dialect: 'sqlite' | 'postgres', plan: SearchPlan, term: string) {
+  const via = plan.via;
   if (via === 'like') return sql<SqlBool>`search like ${`%${escapeLike(term)}%`} escape '\\'`;
   // `strpos`/`instr`, which no trigram index serves: a walk must not turn into a lossy scan of the whole index.
   const exact = dialect === 'postgres' ? sql<SqlBool>`strpos(search, ${term}) > 0` : sql<SqlBool>`instr(search, ${term}) > 0`;
   if (via === 'walk') return exact;
-  return sql<SqlBool>`seq in (select rowid from templates_search where templates_search match ${trigramPhrase(term)}) and ${exact}`;
+  const phrase = trigramPhrase(plan.trigram ?? term);
+  return sql<SqlBool>`seq in (select rowid from templates_search where templates_search match ${phrase}) and ${exact}`;
 }
 
 /**
@@ -425,7 +430,7 @@ export function listQuery(
         .selectFrom('templates')
         .select(['seq as position', 'runtime_in_min as runtime', SIZE.as('size')])
         .where((eb) => eb.and([...walk.residual(eb), ...walk.index(eb)]));
-      if (term) select = select.where(searchCondition(dialect, plan.via, term));
+      if (term) select = select.where(searchCondition(dialect, plan, term));
       const floor = plan.floors?.[i];
       if (floor !== undefined)
         select = popular

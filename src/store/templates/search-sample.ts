@@ -7,7 +7,7 @@ import type { Tables } from '../schema.ts';
 // holds (`pytorch:2.1.0-py3.11`, where rows hold `…2.1.0-py3.10` and `…2.4.0-py3.11`) made it check 39,378 rows,
 // 250 ms at 1,000,000 templates, to find none; `runpod/pytorch:2.4.0-py3.10` read lists of 7.9 million entries in
 // all, 105 ms, for 452 rows. PostgreSQL keeps no count of each trigram (SQLite's trigram table does: see
-// `holdsRareTrigram`), so a sample of the `search` column, drawn again every SAMPLE_TTL_MS, counts them: each
+// `rareTrigramOf`), so a sample of the `search` column, drawn again every SAMPLE_TTL_MS, counts them: each
 // trigram seen maps to the sample rows holding it, as bits.
 
 /** The rows a sample holds, at most. */

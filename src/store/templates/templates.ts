@@ -1,14 +1,14 @@
 import { type CompiledQuery, sql } from 'kysely';
+import pLimit from 'p-limit';
 import { type ListPosition, PAGE_MAX_BYTES, type Page } from '../../domain/page.ts';
 import { forgettingFrom, type RevisionRecord } from '../../domain/revision.ts';
 import { type TemplateRecord, type TemplateView, templateJson, templateNameTaken } from '../../domain/template.ts';
 import { type Core, RowInsert, SIZED, Statement, sizedPage, withinBudget } from '../core.ts';
 import { searchText, TEMPLATE_COLUMNS, toRevision, toRow, toTemplate } from './columns.ts';
 import {
-  holdsRareTrigram,
   listQuery,
+  rareTrigramOf,
   type SearchPlan,
-  type SearchVia,
   scopeCount,
   type TemplateQuery,
   walkCount,
@@ -84,6 +84,7 @@ export class TemplateRepository {
 
   private readonly core: Core;
   private readonly sample: SearchSample | undefined;
+  private readonly turns = pLimit(1);
 
   constructor(core: Core) {
     this.core = core;
@@ -217,9 +218,19 @@ export class TemplateRepository {
 
   /**
    * A page of the templates visible to the caller, newest first, as their JSON representations. Each visibility
-   * scope is read down its own index and the pages merged (see template-list.ts).
+   * scope is read down its own index and the pages merged (see template-list.ts). SQLite reads on the event loop:
+   * pages take turns, each after the loop has served what came meanwhile, so that a crowd of searches (about 1 ms
+   * each) does not hold every cheap read behind all of them.
    */
   async list(query: TemplateQuery): Promise<Page<ListedTemplate, ListPosition>> {
+    if (this.core.dialect.name === 'postgres') return this.page(query);
+    return this.turns(async () => {
+      await new Promise(setImmediate);
+      return this.page(query);
+    });
+  }
+
+  private async page(query: TemplateQuery): Promise<Page<ListedTemplate, ListPosition>> {
     let plan = await this.searchPlan(query);
     let rows = plan.via === 'like' && query.search ? await this.likeWithin(query, plan) : undefined;
     if (rows === undefined) {
@@ -293,11 +304,9 @@ export class TemplateRepository {
     }
     if (!term) return { via: 'like' };
     const short = [...term].length < 3;
-    let via: SearchVia = 'walk';
-    if (!short && this.sample) via = (await this.sample.work(term)) > this.searchWorkMax ? 'walk' : 'like';
-    else if (!short && (await holdsRareTrigram(this.core.db, term))) via = 'trigram';
-    if (via !== 'walk') return { via };
-    return this.walkPlan(query);
+    if (!short && this.sample) return (await this.sample.work(term)) > this.searchWorkMax ? this.walkPlan(query) : { via: 'like' };
+    const trigram = short ? undefined : await rareTrigramOf(this.core.db, term);
+    return trigram === undefined ? this.walkPlan(query) : { via: 'trigram', trigram };
   }
 
   /**
