@@ -71,6 +71,18 @@ forEachDialect('HTTP protocol: keys, content types, limits, problems', (dialect)
     }
     const empty = await h.call('POST', '/v1/templates', { key: alice, headers: { 'content-type': 'application/json' } });
     assert.equal(empty.status, 400);
+    assert.equal(empty.body.detail, 'The request body is empty; send a JSON object.');
+  });
+
+  test('an operation that takes no body takes an empty one, whatever its Content-Type says', async () => {
+    // Clients send `Content-Type: application/json` on every request, a DELETE's and an action's included.
+    const json = { 'content-type': 'application/json' };
+    const t = (await h.call('POST', '/v1/templates', { key: alice, body: templateBody({ name: 'empty-body' }) })).body;
+    assert.equal((await h.call('POST', `/v1/templates/${t.id}/image-check`, { key: alice, headers: json })).status, 200);
+    assert.equal((await h.call('DELETE', `/v1/templates/${t.id}`, { key: alice, headers: json })).status, 204);
+    // An operation that takes one still says it is missing.
+    const update = await h.call('POST', `/v1/templates/${t.id}/update`, { key: alice, headers: json });
+    assert.equal(update.body.detail, 'The request body is empty; send a JSON object.');
   });
 
   test('a body over 1 MiB is a 413', async () => {
