@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { releaseShape } from '../src/cli/output.ts';
+import { releaseShape, table } from '../src/cli/output.ts';
 import type { Release } from '../src/client/index.ts';
 
 // How the CLI words a release's env changes: the variables by name, never their values; and who is shown the webhook.
@@ -39,4 +39,23 @@ test('the WEBHOOK column is there only when the API showed the delivery (a platf
     ),
     true,
   );
+});
+
+test('a table keeps its columns whatever the cells hold: escapes are measured as printed, a newline stays in its cell', () => {
+  const text = table(
+    [{ header: 'NAME' }, { header: 'VALUE' }, { header: 'END' }],
+    [
+      ['plain', 'x', '1'],
+      ['esc\x1b[31mred', '{{ RUNPOD_SECRET_a }}\n', '2'],
+      ['tab\there', 'rtl\u202eevil', '3'],
+    ],
+    { width: 200 },
+  );
+  const lines = text.split('\n');
+  assert.equal(lines.length, 4, text);
+  const ends = lines.map((l) => l.lastIndexOf(' ') + 1);
+  assert.equal(new Set(ends).size, 1, `the last column starts at one place:\n${text}`);
+  assert.match(text, /esc\\x1b\[31mred/);
+  assert.match(text, /\{\{ RUNPOD_SECRET_a \}\}\\n/);
+  assert.match(text, /tab\\there/);
 });

@@ -44,6 +44,10 @@ export function terminalWidth(env: NodeJS.ProcessEnv = process.env): number {
   return process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : 80;
 }
 
+/** A table cell as the terminal will show it, on one line: its unsafe characters, newlines and tabs escaped first, so
+ * that the columns are measured by what is printed. */
+const cellText = (text: string) => terminalSafe(text).replaceAll('\n', '\\n').replaceAll('\t', '\\t');
+
 const cut = (text: string, width: number) => (text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text);
 
 /**
@@ -52,7 +56,10 @@ const cut = (text: string, width: number) => (text.length > width ? `${text.slic
  */
 export function table(columns: Column[], rows: string[][], options: { wide?: boolean; headers?: boolean; width?: number } = {}): string {
   const shown = columns.map((c, i) => ({ ...c, i })).filter((c) => options.wide || !c.wide);
-  const lines = [...(options.headers === false ? [] : [shown.map((c) => c.header)]), ...rows.map((r) => shown.map((c) => r[c.i] ?? ''))];
+  const lines = [
+    ...(options.headers === false ? [] : [shown.map((c) => c.header)]),
+    ...rows.map((r) => shown.map((c) => cellText(r[c.i] ?? ''))),
+  ];
   const widths = shown.map((c, i) => Math.max(c.header.length, ...lines.map((l) => (l[i] ?? '').length)));
   if (!options.wide) {
     const limit = options.width ?? terminalWidth();
