@@ -264,8 +264,8 @@ export function createPodplateClient(options: ClientOptions) {
     /** Platform keys only: a new account (`role` `user` by default), to give keys with `createApiKey`. */
     createAccount: async (body: AccountCreate) => unwrap(await api.POST('/v1/accounts', { body })),
     /** A new key of `account` (a user key: its own account only); its `key` is shown in this answer only. */
-    createApiKey: async (account: string, body: ApiKeyCreate = {}) =>
-      unwrap(await api.POST('/v1/accounts/{account}/keys', { body, params: { path: { account } } })),
+    createApiKey: async (account: string, body: ApiKeyCreate = {}, options: Pick<WriteOptions, 'idempotencyKey'> = {}) =>
+      unwrap(await api.POST('/v1/accounts/{account}/keys', { body, params: { path: { account }, header: headersOf(options) } })),
     /** The keys of `account` that are not revoked, never the keys themselves. */
     listApiKeys: async (account: string) => unwrap(await api.GET('/v1/accounts/{account}/keys', { params: { path: { account } } })),
     /** Revokes a key of `account`: refused by every process from then on. */

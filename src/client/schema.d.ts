@@ -1749,7 +1749,10 @@ export interface operations {
     CreateApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: a repeat with the same key and body makes no second key; since the key is shown only once, it gets a 409 naming the key made (revoke it if the first answer was lost). Another body with the same key gets a 422. 1 to 255 printable ASCII characters. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description The account’s name. */
                 account: string;
@@ -1765,6 +1768,8 @@ export interface operations {
             /** @description The new key, shown this once. */
             201: {
                 headers: {
+                    /** @description Not to be kept by any cache: it holds the key. */
+                    "cache-control"?: "no-store";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1809,6 +1814,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large */
             413: {
                 headers: {
@@ -1820,6 +1834,15 @@ export interface operations {
             };
             /** @description Unsupported media type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Template cannot be resolved */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3417,7 +3440,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422. 1 to 255 printable ASCII characters. */
+                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h). Another body with the same key gets a 422. 1 to 255 printable ASCII characters. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -4295,7 +4318,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets a 422. 1 to 255 printable ASCII characters. */
+                /** @description Retry safely: a repeat with the same key and body gets the first response again (kept 24 h). Another body with the same key gets a 422. 1 to 255 printable ASCII characters. */
                 "idempotency-key"?: string;
                 /**
                  * @description Make the write conditional: the ETag of the revision it was based on (412 otherwise). Compared strongly: a weak tag never matches. `*` or a comma-separated list of entity tags (`"r3"`, `W/"r3"`), at most 1024 characters.

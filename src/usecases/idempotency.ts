@@ -33,6 +33,8 @@ export interface KeptAs<T> {
   reference(result: T): string;
   /** The result again; undefined when what the reference names is no longer kept. */
   rebuild(store: Reads, reference: string): Promise<T | undefined>;
+  /** Why the result can't be given again, when its kind says more than the general 409 (a key's secret, never kept). */
+  lost?(reference: string): DomainError;
 }
 
 /** What a write asked for once answers: its result (and the response kept for retries), or an earlier response. */
@@ -51,6 +53,7 @@ async function replay<T>(store: Reads, stored: StoredResponse, request: Once<T>,
   const result = await kept.rebuild(store, stored.answer);
   const response = result === undefined ? undefined : request.respond(result);
   if (!response || digestOf(response.body) !== stored.bodyDigest) {
+    if (kept.lost) throw kept.lost(stored.answer);
     throw conflict(
       "This Idempotency-Key's request was done, but its answer can no longer be given: what it answered with has since " +
         'been deleted, or its revision is no longer kept. Read the resource to see its state, and use a new key for a new request.',

@@ -10,12 +10,13 @@ import {
   type Me,
   type Role,
 } from '../domain/account.ts';
-import { DomainError, forbidden, invalid, RateLimited } from '../domain/errors.ts';
+import { conflict, DomainError, forbidden, invalid, RateLimited } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { apiKeysQuotaExceeded, KEYS_FORGOTTEN_AFTER_DAYS, type Quotas } from '../domain/quota.ts';
 import { now } from '../domain/time.ts';
 import type { Caller } from '../domain/visibility.ts';
 import type { Store } from '../store/store.ts';
+import { type Answer, type KeptAs, type Once, once } from './idempotency.ts';
 import type { Limits } from './limits.ts';
 
 // Use cases of API keys: authenticate, create (by an operator, or over the API), list, revoke, the first platform key.
@@ -55,6 +56,21 @@ const noAccount = (name: string) => new DomainError('not-found', `No account nam
  * (store/read-cache.ts). Failed authentications are counted per client address: past `failuresPerMinute`, an
  * address's failures are answered 429, while its valid keys go on working.
  */
+/**
+ * A key made with an Idempotency-Key: a retry makes no second key, but gets no key either, since only its digest is
+ * kept. It is told which key the first request made, so that it can revoke it if that answer was lost.
+ */
+const KEPT_KEY: KeptAs<CreatedApiKey> = {
+  reference: (created) => created.id,
+  rebuild: async () => undefined,
+  lost: (id) =>
+    conflict(
+      `This Idempotency-Key's request made key ${id}, which is shown only in its first answer and never kept. If that ` +
+        'answer was lost, revoke the key and make another with a new Idempotency-Key.',
+      [{ in: 'header', path: '/idempotency-key', message: `made key ${id}, which can't be shown again` }],
+    ),
+};
+
 export class Keys {
   private readonly store: Store;
   private readonly limits: Limits;
@@ -157,7 +173,7 @@ export class Keys {
    * account is a 404), never with more access than its own, nor outliving it; within the account's quota of keys (an
    * operator's `podplate keys create` is not held to it).
    */
-  async createFor(caller: Caller, name: string, input: ApiKeyCreate): Promise<CreatedApiKey> {
+  async createFor(caller: Caller, name: string, input: ApiKeyCreate, request?: Once<CreatedApiKey>): Promise<Answer<CreatedApiKey>> {
     const account = await this.visibleAccount(caller, name);
     if (caller.access === 'read') throw forbidden('This API key is read-only: it may not make keys.');
     let expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt).toISOString();
@@ -176,16 +192,16 @@ export class Keys {
       }
     }
     const key = newKey({ label: input.label, access: input.access, expiresAt });
-    await this.store.transaction(async (tx) => {
+    return once(this.store, caller.accountId, request, KEPT_KEY, this.quotas, async (tx) => {
       // The account's key creates take turns under its lock, so concurrent ones never pass the quota together.
       await tx.accounts.lock(account.id);
       const endedSince = new Date(Date.now() - KEYS_FORGOTTEN_AFTER_DAYS * 24 * 60 * 60 * 1000).toISOString();
       const problem = apiKeysQuotaExceeded(await tx.accounts.countKeysOf(account.id, endedSince), this.quotas);
       if (problem) throw problem;
       await tx.accounts.insertKey({ ...key.record, accountId: account.id });
+      const { record } = key;
+      return { id: record.id, key: key.secret, label: record.label, access: record.access, createdAt: record.createdAt, expiresAt };
     });
-    const { record } = key;
-    return { id: record.id, key: key.secret, label: record.label, access: record.access, createdAt: record.createdAt, expiresAt };
   }
 
   /** `GET /v1/accounts/{account}/keys`: the account's keys that are not revoked, never the keys themselves. */

@@ -177,6 +177,31 @@ forEachDialect('accounts and keys over HTTP', (dialect) => {
     );
   });
 
+  test('a key made with an Idempotency-Key is made once: a retry makes no second key and is told which key was made', async () => {
+    const jill = await h.key('jill');
+    const retry = { 'idempotency-key': 'make-laptop-key-1' };
+    const first = await h.call('POST', '/v1/accounts/jill/keys', { key: jill, body: { label: 'laptop' }, headers: retry });
+    assert.equal(first.status, 201, first.text);
+    assert.equal(first.headers['cache-control'], 'no-store');
+    assert.match(first.body.key, /^pp_/);
+    const again = await h.call('POST', '/v1/accounts/jill/keys', { key: jill, body: { label: 'laptop' }, headers: retry });
+    assert.equal(again.status, 409, again.text);
+    assert.match(again.body.detail, new RegExp(`made key ${first.body.id}`));
+    assert.doesNotMatch(again.text, /pp_/, 'the key itself is never in a retry');
+    const laptops = (await h.call('GET', '/v1/accounts/jill/keys', { key: jill })).body.filter(
+      (k: { label: string }) => k.label === 'laptop',
+    );
+    assert.deepEqual(
+      laptops.map((k: { id: string }) => k.id),
+      [first.body.id],
+    );
+    // The same Idempotency-Key with another body is another request: refused.
+    const other = await h.call('POST', '/v1/accounts/jill/keys', { key: jill, body: { label: 'phone' }, headers: retry });
+    assert.equal(other.status, 422, other.text);
+    // Without one, each request makes a key.
+    assert.equal((await h.call('POST', '/v1/accounts/jill/keys', { key: jill, body: { label: 'laptop' } })).status, 201);
+  });
+
   test('a key made by a user key that expires expires no later than it', async () => {
     const expiresAt = inSeconds(600);
     const parent = await makeKey('hank', { expiresAt });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalid } from '../../domain/errors.ts';
 import type { Answer, Once, Response } from '../../usecases/idempotency.ts';
@@ -11,10 +12,25 @@ export const IDEMPOTENCY_KEY_PATTERN = '^[\\x20-\\x7e]{1,255}$';
 export const IDEMPOTENCY_KEY_MESSAGE = 'must be 1 to 255 printable ASCII characters';
 const KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
+/** The Idempotency-Key header of an operation's schema, `retry` saying what a retry gets. */
+export const idempotencyKeyHeader = (retry: string) => ({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: IDEMPOTENCY_KEY_PATTERN,
+      errorMessage: IDEMPOTENCY_KEY_MESSAGE,
+      description: `Retry safely: ${retry} Another body with the same key gets a 422. 1 to 255 printable ASCII characters.`,
+    }),
+  ),
+});
+
 /** What a write answers with: a body to serialize and its headers. */
 export interface Outcome {
   payload: unknown;
   headers: Record<string, string>;
+  /** 200 unless given. */
+  status?: number;
 }
 
 /** The request's Idempotency-Key, if it has one: the write is then done once, and answered as `outcome` says. */
@@ -33,8 +49,9 @@ export function idempotencyOf<T>(request: FastifyRequest, reply: FastifyReply, o
     key,
     requestHash,
     respond: (result) => {
-      const { payload, headers } = outcome(result);
-      return { status: 200, headers, body: reply.serializeInput(payload as Record<string, unknown>, '200', 'application/json') as string };
+      const { payload, headers, status = 200 } = outcome(result);
+      const body = reply.serializeInput(payload as Record<string, unknown>, String(status), 'application/json') as string;
+      return { status, headers, body };
     },
   };
 }
@@ -46,6 +63,6 @@ const sendStored = (reply: FastifyReply, stored: Response) =>
 export function sendAnswer<T>(reply: FastifyReply, answer: Answer<T>, outcome: (result: T) => Outcome): FastifyReply {
   if ('replay' in answer) return sendStored(reply.header('idempotent-replayed', 'true'), answer.replay);
   if (answer.response) return sendStored(reply, answer.response);
-  const { payload, headers } = outcome(answer.result);
-  return reply.headers(headers).send(payload);
+  const { payload, headers, status = 200 } = outcome(answer.result);
+  return reply.code(status).headers(headers).send(payload);
 }

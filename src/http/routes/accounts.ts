@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { Account, AccountCreate, ApiKey, ApiKeyCreate, CreatedApiKey } from '../../domain/account.ts';
+import { idempotencyKeyHeader, idempotencyOf, sendAnswer } from '../plugins/idempotency.ts';
 import { problemResponses } from '../plugins/problem.ts';
 import { IdParam } from '../schemas.ts';
 
@@ -54,15 +55,32 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
         '`QUOTA_API_KEYS_PER_ACCOUNT` keys, revoked and expired ones counting for 30 days after they end (403 ' +
         '`quota-exceeded` beyond).',
       params: AccountParams,
+      headers: Type.Object(
+        idempotencyKeyHeader(
+          'a repeat with the same key and body makes no second key; since the key is shown only once, it gets a 409 ' +
+            'naming the key made (revoke it if the first answer was lost).',
+        ),
+        { additionalProperties: true },
+      ),
       body: Type.Ref(ApiKeyCreate),
       response: {
-        201: { description: 'The new key, shown this once.', content: { 'application/json': { schema: Type.Ref(CreatedApiKey) } } },
-        ...problemResponses(400, 401, 403, 404, 413, 415, 429, 503),
+        201: {
+          description: 'The new key, shown this once.',
+          headers: { 'cache-control': Type.Literal('no-store', { description: 'Not to be kept by any cache: it holds the key.' }) },
+          content: { 'application/json': { schema: Type.Ref(CreatedApiKey) } },
+        },
+        ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429, 503),
       },
     },
     handler: async (request, reply) => {
-      const created = await keys.createFor(request.caller, request.params.account, request.body ?? {});
-      return reply.code(201).header('cache-control', 'no-store').send(created);
+      const outcome = (created: CreatedApiKey) => ({ payload: created, headers: { 'cache-control': 'no-store' }, status: 201 });
+      const answer = await keys.createFor(
+        request.caller,
+        request.params.account,
+        request.body ?? {},
+        idempotencyOf(request, reply, outcome),
+      );
+      return sendAnswer(reply, answer, outcome);
     },
   });
 

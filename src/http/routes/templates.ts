@@ -7,7 +7,7 @@ import { Revision, RollbackInput } from '../../domain/revision.ts';
 import { Template, TemplateCreate, TemplateListItem, type TemplateRecord, TemplateUpdate } from '../../domain/template.ts';
 import { UsageReport } from '../../domain/usage.ts';
 import { etagOf, ifMatchHeader, ifNoneMatchHeader, notModified, preconditionFrom } from '../plugins/conditional.ts';
-import { IDEMPOTENCY_KEY_MESSAGE, IDEMPOTENCY_KEY_PATTERN, idempotencyOf, sendAnswer } from '../plugins/idempotency.ts';
+import { idempotencyKeyHeader, idempotencyOf, sendAnswer } from '../plugins/idempotency.ts';
 import { FORBIDDEN_OR_QUOTA, problemResponses } from '../plugins/problem.ts';
 import {
   IdParam,
@@ -36,19 +36,7 @@ const oneTemplate = (description: string, headers: Record<string, unknown> = {})
 /** The conditions a write to a template may carry. */
 const conditions = { 'if-match': ifMatchHeader, 'if-none-match': ifNoneMatchHeader(false) };
 const Conditions = Type.Object(conditions, { additionalProperties: true });
-const IdempotencyKey = {
-  'idempotency-key': Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: 255,
-      pattern: IDEMPOTENCY_KEY_PATTERN,
-      errorMessage: IDEMPOTENCY_KEY_MESSAGE,
-      description:
-        'Retry safely: a repeat with the same key and body gets the first response again (kept 24 h); another body gets ' +
-        'a 422. 1 to 255 printable ASCII characters.',
-    }),
-  ),
-};
+const IdempotencyKey = idempotencyKeyHeader('a repeat with the same key and body gets the first response again (kept 24 h).');
 
 /** Sends JSON text kept ready beside each template (see `templateJson`): the response schema's serializer is not run again. */
 const sendJson = (reply: FastifyReply, json: string) => reply.type('application/json; charset=utf-8').send(json);
