@@ -123,7 +123,7 @@ export async function load(
   server: Measured,
   requests: Request[],
   key?: string,
-  options: { seconds?: number; connections?: number; timeout?: number } = {},
+  options: { seconds?: number; connections?: number; timeout?: number; warmup?: number } = {},
 ): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), 'podplate-load-'));
   try {
@@ -132,7 +132,7 @@ export async function load(
     const connections = options.connections ?? CONNECTIONS;
     const timeout = options.timeout ?? 10_000;
     const url = new URL(requests[0]?.path ?? '/', server.url).origin;
-    await wrk(url, file, SETTINGS.warmup, connections, timeout);
+    await wrk(url, file, options.warmup ?? SETTINGS.warmup, connections, timeout);
     const cpuBefore = cpuSeconds(server.pid);
     const r = await wrk(url, file, options.seconds ?? SETTINGS.duration, connections, timeout);
     const cpu = cpuSeconds(server.pid) - cpuBefore;

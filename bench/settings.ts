@@ -5,6 +5,8 @@ export const SETTINGS = {
   smoke: {
     duration: 1,
     warmup: 0.5,
+    /** Seconds of load a freshly started server gets before its first scenario (see run.ts). */
+    settle: 0.5,
     large: 2_000,
     largeTemplates: 4,
     tenants: 2,
@@ -19,6 +21,7 @@ export const SETTINGS = {
   quick: {
     duration: 4,
     warmup: 1,
+    settle: 5,
     large: 100_000,
     largeTemplates: 40,
     tenants: 10,
@@ -31,6 +34,7 @@ export const SETTINGS = {
   full: {
     duration: 10,
     warmup: 2,
+    settle: 5,
     large: 1_000_000,
     largeTemplates: 200,
     tenants: 10,
