@@ -361,16 +361,15 @@ export class Store implements Reads {
    * Runs the pending migrations. On PostgreSQL, the migration bookkeeping lives in the schema the service uses (its
    * search_path), so that installs in other schemas of the same database never count as this one's. Kysely's migrator
    * looks for its tables across every schema of the database: one dropped meanwhile (another install's, a test's) fails
-   * that look with "schema … does not exist", naming that schema; it is looked at again, a few times.
+   * that look with "schema … does not exist" or "relation "….…" does not exist", naming that schema; it is looked at
+   * again, a few times.
    */
   private async migrateToLatest(): Promise<void> {
     const schema = await this.schema();
     for (let attempt = 1; ; attempt++) {
       const { error } = await this.migrator(schema).migrateToLatest();
       if (!error) return;
-      const otherSchemaDropped =
-        (error as { code?: string }).code === '3F000' && schema !== undefined && !String((error as Error).message).includes(`"${schema}"`);
-      if (!otherSchemaDropped || attempt === 5) throw error;
+      if (!otherSchemaVanished(error, schema) || attempt === 5) throw error;
     }
   }
 
@@ -419,4 +418,12 @@ export class Store implements Reads {
     await this.watch?.stop();
     await this.kysely.destroy();
   }
+}
+
+/** Whether `error` says a schema other than `schema`, or a table of one, vanished (3F000, 42P01): another's, dropped. */
+export function otherSchemaVanished(error: unknown, schema: string | undefined): boolean {
+  const code = (error as { code?: string } | undefined)?.code;
+  if (schema === undefined || (code !== '3F000' && code !== '42P01')) return false;
+  const message = String((error as Error).message);
+  return !message.includes(`"${schema}"`) && !message.includes(`"${schema}.`);
 }

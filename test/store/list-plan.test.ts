@@ -323,6 +323,9 @@ forEachDialect('the plan of a search, chosen per term', (dialect) => {
       assert.equal((await store.templates.searchPlan({ visibility, scope: 'public', search: 'seeded zebrafish', limit: 100 })).via, 'like');
       // No trigram at all (no letter or digit): the index cannot serve it.
       assert.equal((await store.templates.searchPlan({ visibility, scope: 'public', search: '-_-', limit: 100 })).via, 'walk');
+      // Nor one whose characters are digits to JavaScript but no part of a word to pg_trgm (its index would read
+      // every entry, and no statement_timeout stops that).
+      assert.equal((await store.templates.searchPlan({ visibility, scope: 'public', search: '²²²²', limit: 100 })).via, 'walk');
       // Walked, the term is still found nowhere, and a found term found, page after page.
       let found = 0;
       let at: ListPosition | undefined;

@@ -38,6 +38,10 @@ forEachDialect('the transaction scope', (dialect) => {
       await tx.templates.insert(u);
       await assert.rejects(store.templates.find(t.id), TransactionMisuse);
       await assert.rejects(store.templates.findView(t.id), TransactionMisuse);
+      // A list page too, though on SQLite pages take turns on a queue of their own.
+      const visibility = { ownerId: t.ownerId, bound: false, public: true, platform: false, platformKey: false };
+      await assert.rejects(store.templates.list({ visibility, limit: 10 }), TransactionMisuse);
+      await assert.rejects(store.templates.list({ visibility, search: 'abc', limit: 10 }), TransactionMisuse);
       await assert.rejects(store.accounts.findPrincipal('d'.repeat(64)), TransactionMisuse);
       await assert.rejects(store.ping(), TransactionMisuse);
       assert.equal((await tx.templates.find(t.id))?.id, t.id);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { trigramsOf } from '../../src/store/templates/search-sample.ts';
+import { trigramsOf, WordCharacters } from '../../src/store/templates/search-sample.ts';
 import { DIALECTS, freshDatabase } from '../support/harness.ts';
 
 // PostgreSQL's search estimates its trigram index's work from a sample of rows, splitting each into trigrams as
@@ -10,8 +11,9 @@ import { DIALECTS, freshDatabase } from '../support/harness.ts';
 if (DIALECTS.includes('postgres'))
   describe('the trigrams a search sample counts [postgres]', () => {
     test('are the ones pg_trgm indexes for the same text', async () => {
-      const db = await freshDatabase('postgres');
-      const client = new pg.Client({ connectionString: db.url });
+      const database = await freshDatabase('postgres');
+      const url = database.url;
+      const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {
         await client.query('create extension if not exists pg_trgm with schema public');
@@ -23,14 +25,28 @@ if (DIALECTS.includes('postgres'))
           'x',
           '',
           '--::..',
+          // Digits and letters to JavaScript that are no part of a word to PostgreSQL, and the other way round.
+          '²²²² ½ x²',
+          'हिन्दी ǅ ﬀ é',
         ];
-        for (const text of texts) {
-          const { rows } = await client.query<{ t: string[] }>('select public.show_trgm($1) as t', [text]);
-          assert.deepEqual([...trigramsOf(text)].sort(), (rows[0]?.t ?? []).sort(), text);
+        const db = new Kysely<never>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url }) }) });
+        try {
+          const words = new WordCharacters(db as never);
+          await words.learn(texts);
+          for (const text of texts) {
+            const { rows } = await client.query<{ t: string[] }>('select public.show_trgm($1) as t', [text]);
+            // pg_trgm keeps a trigram of characters beyond ASCII as a hash: compared by their number.
+            assert.equal(trigramsOf(text, false, words.isWord).size, rows[0]?.t.length ?? 0, text);
+            if ([...text].every((c) => c.charCodeAt(0) < 0x80))
+              assert.deepEqual([...trigramsOf(text, false, words.isWord)].sort(), (rows[0]?.t ?? []).sort(), text);
+          }
+          assert.equal(trigramsOf('²²²²', true, words.isWord).size, 0, 'a term pg_trgm finds no trigram in');
+        } finally {
+          await db.destroy();
         }
       } finally {
         await client.end();
-        await db.drop();
+        await database.drop();
       }
     });
   });

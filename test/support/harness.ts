@@ -46,12 +46,13 @@ export interface Database {
 /**
  * Runs a Kysely migration of a test's own database; its error, or undefined. Kysely's introspector reads every
  * schema of the database, and on PostgreSQL a test running beside may drop its schema meanwhile ("schema … does not
- * exist", code 3F000, never this test's own): such a run is tried again, as Store.migrate does.
+ * exist", code 3F000, or one of its tables, 42P01; never this test's own): such a run is tried again, as Store.migrate does.
  */
 export async function migrateQuietly(run: () => Promise<{ error?: unknown }>): Promise<unknown> {
   for (let attempt = 1; ; attempt++) {
     const { error } = await run();
-    if (!error || (error as { code?: string }).code !== '3F000' || attempt === 5) return error;
+    const code = (error as { code?: string } | undefined)?.code;
+    if (!error || (code !== '3F000' && code !== '42P01') || attempt === 5) return error;
   }
 }
 

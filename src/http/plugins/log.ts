@@ -21,17 +21,40 @@ function decodedName(name: string): string {
   }
 }
 
-/** Whether a URL may hold something to redact: a key's start, or a query in which a secret's name could be. */
+/** Whether a URL may hold something to redact: a key's start, a percent-escape (which may spell one, or a secret's
+ * name), or a query in which a secret's name could be. */
 const KEY_START = /pp(?:_|%5f)/i;
 const mayHoldSecret = (url: string, start: number) =>
-  KEY_START.test(url) || (start >= 0 && (SECRET_NAME.test(url.slice(start)) || /[%+]/.test(url.slice(start))));
+  KEY_START.test(url) || url.includes('%') || (start >= 0 && (SECRET_NAME.test(url.slice(start)) || url.includes('+', start)));
 
-/** `url` as it may be logged: the values of secret-named query parameters and every API key replaced. */
-export function redactUrl(url: string): string {
+/** `text` with percent-escapes decoded, again while that changes it (a key may be escaped twice: `pp%255f…`), at
+ * most three times. */
+function decodedFully(text: string): string {
+  let decoded = text;
+  for (let round = 0; round < 3; round++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(decoded);
+    } catch {
+      // One malformed escape: decode the well-formed ones.
+      next = decoded.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+        try {
+          return decodeURIComponent(run);
+        } catch {
+          return run;
+        }
+      });
+    }
+    if (next === decoded) break;
+    decoded = next;
+  }
+  return decoded;
+}
+
+/** The values of secret-named query parameters and every API key replaced. */
+function redacted(url: string): string {
   const start = url.indexOf('?');
-  // Most URLs hold nothing of the kind, told at a glance (a name hides its letters only behind % or +): 2 µs a line.
-  if (!mayHoldSecret(url, start)) return url;
-  let redacted = url;
+  let out = url;
   if (start >= 0) {
     const pairs = url
       .slice(start + 1)
@@ -41,9 +64,22 @@ export function redactUrl(url: string): string {
         const name = split < 0 ? pair : pair.slice(0, split);
         return split >= 0 && SECRET_NAME.test(decodedName(name)) ? `${name}=${REDACTED}` : pair;
       });
-    redacted = `${url.slice(0, start)}?${pairs.join('&')}`;
+    out = `${url.slice(0, start)}?${pairs.join('&')}`;
   }
-  return redacted.replace(KEY, `pp_${REDACTED}`);
+  return out.replace(KEY, `pp_${REDACTED}`);
+}
+
+/**
+ * `url` as it may be logged: the values of secret-named query parameters and every API key replaced. A key spelled
+ * with percent-escapes (`%70p_…`, `pp%255f…`) shows only once decoded: then the URL is logged decoded, and redacted.
+ */
+export function redactUrl(url: string): string {
+  // Most URLs hold nothing of the kind, told at a glance: 2 µs a line.
+  if (!mayHoldSecret(url, url.indexOf('?'))) return url;
+  const out = redacted(url);
+  if (!url.includes('%')) return out;
+  const decoded = decodedFully(out);
+  return decoded !== out && new RegExp(KEY.source, 'i').test(decoded) ? redacted(decoded) : out;
 }
 
 /** The request as Fastify's own lines log it (its errors), with its URL redacted. */

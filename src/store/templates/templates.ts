@@ -1,5 +1,4 @@
 import { type CompiledQuery, sql } from 'kysely';
-import pLimit from 'p-limit';
 import { type ListPosition, PAGE_MAX_BYTES, type Page } from '../../domain/page.ts';
 import { forgettingFrom, type RevisionRecord } from '../../domain/revision.ts';
 import { type TemplateRecord, type TemplateView, templateJson, templateNameTaken } from '../../domain/template.ts';
@@ -16,6 +15,7 @@ import {
   walkEndsQuery,
 } from './list.ts';
 import { SearchSample } from './search-sample.ts';
+import { Turns } from './turns.ts';
 
 // The templates and their revisions: one aggregate, one repository, and the plan of each search.
 
@@ -84,7 +84,7 @@ export class TemplateRepository {
 
   private readonly core: Core;
   private readonly sample: SearchSample | undefined;
-  private readonly turns = pLimit(1);
+  private readonly turns = new Turns();
 
   constructor(core: Core) {
     this.core = core;
@@ -219,15 +219,13 @@ export class TemplateRepository {
   /**
    * A page of the templates visible to the caller, newest first, as their JSON representations. Each visibility
    * scope is read down its own index and the pages merged (see template-list.ts). SQLite reads on the event loop:
-   * pages take turns, each after the loop has served what came meanwhile, so that a crowd of searches (about 1 ms
-   * each) does not hold every cheap read behind all of them.
+   * pages take turns, the accounts in turn (turns.ts).
    */
   async list(query: TemplateQuery): Promise<Page<ListedTemplate, ListPosition>> {
-    if (this.core.dialect.name === 'postgres') return this.page(query);
-    return this.turns(async () => {
-      await new Promise(setImmediate);
-      return this.page(query);
-    });
+    // Refused from inside a transaction here, on the caller's stack: the page runs on the queue's own.
+    void this.core.db;
+    if (this.core.dialect.name === 'postgres') return await this.page(query);
+    return this.turns.take(query.visibility.ownerId, () => this.page(query));
   }
 
   private async page(query: TemplateQuery): Promise<Page<ListedTemplate, ListPosition>> {
