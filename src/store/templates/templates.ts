@@ -26,8 +26,6 @@ export const SEARCH_ATTEMPT_MS = 40;
 /** PostgreSQL: the default of `TemplateRepository.searchWorkMax`, as rows checked (about 20 ms' worth). */
 export const SEARCH_WORK_MAX = 4_000;
 
-// The templates and their revisions: one aggregate, one repository.
-
 /** A template of a list page: its owner (who decides what it shows), the owner's account name, and its JSON text. */
 export interface ListedTemplate {
   ownerId: string;
@@ -88,7 +86,8 @@ export class TemplateRepository {
 
   constructor(core: Core) {
     this.core = core;
-    if (core.dialect.name === 'postgres') this.sample = new SearchSample(core.db);
+    // One sample for the install, kept by the root store's repository (a transaction's lists, if any, try `like`).
+    if (core.dialect.name === 'postgres' && !core.inTransaction) this.sample = new SearchSample(core.db);
   }
 
   /** Inserts a new template; with `checkDue`, its image check is due then (see image-checks.ts). */
@@ -302,7 +301,10 @@ export class TemplateRepository {
     }
     if (!term) return { via: 'like' };
     const short = [...term].length < 3;
-    if (!short && this.sample) return (await this.sample.work(term)) > this.searchWorkMax ? this.walkPlan(query) : { via: 'like' };
+    if (!short && this.core.dialect.name === 'postgres') {
+      const work = this.sample ? await this.sample.work(term) : 0;
+      return work > this.searchWorkMax ? this.walkPlan(query) : { via: 'like' };
+    }
     const trigram = short ? undefined : await rareTrigramOf(this.core.db, term);
     return trigram === undefined ? this.walkPlan(query) : { via: 'trigram', trigram };
   }
