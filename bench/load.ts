@@ -49,18 +49,31 @@ export function cpuSeconds(pid: number): number {
 /** A Lua string literal (the texts are printable: JSON's escapes of quotes and backslashes are Lua's). */
 const lua = (text: string) => JSON.stringify(text);
 
+const PART = 5_000;
+
 /** The wrk script: the requests in turn across connections, bodies numbered, statuses counted and reported on done. */
 function script(requests: Request[], key: string | undefined): string {
   const entries = requests.flatMap((r) => (r.paths ?? [r.path]).map((path) => ({ ...r, path })));
-  const table = entries
-    .map((r) => {
-      const headers = [`["content-type"]="application/json"`, ...Object.entries(r.headers ?? {}).map(([k, v]) => `[${lua(k)}]=${lua(v)}`)];
-      const k = r.key ?? key;
-      if (k) headers.push(`["authorization"]=${lua(`Bearer ${k}`)}`);
-      return `{m=${lua(r.method ?? 'GET')},p=${lua(r.path)},h={${headers.join(',')}},b=${r.body ? lua(r.body) : 'nil'}}`;
-    })
-    .join(',\n');
-  return `local requests = {${table}}
+  const entry = (r: (typeof entries)[number]) => {
+    const headers = [`["content-type"]="application/json"`, ...Object.entries(r.headers ?? {}).map(([k, v]) => `[${lua(k)}]=${lua(v)}`)];
+    const k = r.key ?? key;
+    if (k) headers.push(`["authorization"]=${lua(`Bearer ${k}`)}`);
+    return `{m=${lua(r.method ?? 'GET')},p=${lua(r.path)},h={${headers.join(',')}},b=${r.body ? lua(r.body) : 'nil'}}`;
+  };
+  // In parts of PART entries, each a function of its own: LuaJIT keeps at most 65,536 constants a function, and a
+  // script it can't load makes wrk request `/` instead, saying nothing (50,000 GET paths did).
+  const parts: string[] = [];
+  for (let i = 0; i < entries.length; i += PART) {
+    parts.push(
+      `add((function() return {${entries
+        .slice(i, i + PART)
+        .map(entry)
+        .join(',\n')}} end)())`,
+    );
+  }
+  return `local requests = {}
+local function add(list) for _, r in ipairs(list) do requests[#requests + 1] = r end end
+${parts.join('\n')}
 local n, unique = 0, 0
 local statuses = {}
 request = function()
@@ -100,12 +113,17 @@ async function wrk(url: string, file: string, seconds: number, connections: numb
   ];
   const child = spawn('taskset', ['-c', String(GENERATOR_CORE), 'wrk', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
+  let err = '';
   child.stdout.on('data', (d) => {
     out += d;
   });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  child.stderr.on('data', (d) => {
+    err += d;
+  });
+  // 'close', not 'exit': the summary line is wrk's last output, and 'exit' may come before it is read.
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
-  if (code !== 0 || !line) throw new Error(`wrk ${args.join(' ')} failed (${code}): ${out}`);
+  if (code !== 0 || !line) throw new Error(`wrk ${args.join(' ')} failed (${code}): ${out}${err}`);
   return JSON.parse(line) as {
     requests: number;
     seconds: number;

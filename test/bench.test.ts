@@ -118,3 +118,24 @@ test('npm run bench -- --smoke runs every scenario and reports figures and targe
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a load of 50,000 paths requests each of them (a wrk script LuaJIT could not load made wrk request / instead)', async () => {
+  const { createServer } = await import('node:http');
+  const { load } = await import('../bench/load.ts');
+  const asked = new Set<string>();
+  const server = createServer((request, response) => {
+    asked.add(request.url ?? '');
+    response.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const paths = Array.from({ length: 50_000 }, (_, i) => `/v1/templates/t${i}`);
+    await load('wide', { url, pid: process.pid }, [{ path: '/v1/templates', paths }], 'pp_test', { seconds: 1, warmup: 1 });
+    assert.ok(!asked.has('/'), 'never the fallback');
+    assert.ok(asked.size > 10_000, `${asked.size} distinct paths asked`);
+    assert.ok([...asked].every((p) => p.startsWith('/v1/templates/t')));
+  } finally {
+    server.close();
+  }
+});
