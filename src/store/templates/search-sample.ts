@@ -11,11 +11,11 @@ import type { Tables } from '../schema.ts';
 // trigram seen maps to the sample rows holding it, as bits.
 
 /** The rows a sample holds, at most. */
-export const SAMPLE_ROWS = 4_096;
+const SAMPLE_ROWS = 4_096;
 const SAMPLE_TTL_MS = 10 * 60_000;
 /** The characters of each sampled row that are split into trigrams, and the trigrams a sample keeps, at most. */
 const ROW_CHARS = 128;
-export const SAMPLE_TRIGRAMS = 20_000;
+const SAMPLE_TRIGRAMS = 20_000;
 /** Non-ASCII characters whose kind (part of a word or not) is remembered, at most. */
 const KNOWN_CHARS = 20_000;
 /**
